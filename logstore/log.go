@@ -1,0 +1,142 @@
+package logstore
+
+import (
+	"errors"
+	"io"
+	"time"
+)
+
+// Log is one partition's log: an ordered sequence of magic-v2 record batches
+// with contiguous offsets starting at LogStartOffset. FileLog writes Kafka's
+// own on-disk format; MemLog is its in-memory twin for tests. Both pass the
+// same conformance suite (logtest_test.go).
+//
+// A Log is safe for concurrent use: appends are serialised inside the log,
+// reads never block appends for longer than it takes to snapshot the segment
+// list.
+type Log interface {
+	// AppendAsLeader assigns offsets starting at LogEndOffset to batches that
+	// ParseBatches already validated, rewriting each batch's baseOffset and
+	// stamping leaderEpoch into PartitionLeaderEpoch (both outside the CRC).
+	// When logAppendTime >= 0, every batch's maxTimestamp is set to it and its
+	// timestamp-type bit is set, recomputing the CRC, as Kafka does for topics
+	// with message.timestamp.type=LogAppendTime.
+	AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTime int64) (AppendInfo, error)
+
+	// AppendAsFollower appends batches whose offsets were assigned by a
+	// leader. The first batch's base offset must equal LogEndOffset.
+	AppendAsFollower(batches []Batch) (AppendInfo, error)
+
+	// Read returns batches starting with the one that holds startOffset, up
+	// to maxBytes, never including a batch whose base offset is >= maxOffset
+	// (the high watermark for consumers). When minOneBatch is true the first
+	// batch is returned whole even if it exceeds maxBytes (KIP-74).
+	// A startOffset outside [LogStartOffset, LogEndOffset] gives
+	// ErrOffsetOutOfRange.
+	Read(startOffset, maxOffset int64, maxBytes int, minOneBatch bool) (ReadResult, error)
+
+	LogStartOffset() int64
+	LogEndOffset() int64
+	// Size is the total size of the log's segments in bytes.
+	Size() int64
+
+	// OffsetForTimestamp returns the offset and timestamp of the first record
+	// whose timestamp is >= ts (ListOffsets by timestamp). found is false when
+	// no record qualifies.
+	OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool, err error)
+	// MaxTimestamp returns the largest timestamp in the log and the offset of
+	// the record that carries it (ListOffsets -3, KIP-734); -1, -1 when empty.
+	MaxTimestamp() (timestamp, offset int64)
+
+	// DeleteRecordsBefore advances the log start offset (DeleteRecords API):
+	// whole segments below it are deleted, the rest stays until retention.
+	DeleteRecordsBefore(offset int64) error
+	// TruncateTo removes every record at or above offset (follower truncation).
+	TruncateTo(offset int64) error
+	// TruncateFullyAndStartAt empties the log and restarts it at offset.
+	TruncateFullyAndStartAt(offset int64) error
+
+	// SetConfig replaces the per-topic settings (segment size, retention,
+	// cleanup policy ...) after an AlterConfigs.
+	SetConfig(Config)
+	Config() Config
+
+	// Maintain applies retention (time and size, whole segments only) and,
+	// for cleanup.policy=compact, compaction. It is called periodically by the
+	// Manager; now is injected so tests control time.
+	Maintain(now time.Time) error
+
+	// Flush fsyncs everything appended so far and advances the recovery point.
+	Flush() error
+	// RecoveryPoint is the offset below which everything is known flushed.
+	RecoveryPoint() int64
+	Close() error
+	// Delete closes the log and removes its data.
+	Delete() error
+}
+
+// Config holds the per-topic log settings, named after the topic-level
+// configs (segment.bytes, segment.ms, retention.ms, retention.bytes,
+// cleanup.policy, flush.messages, flush.ms, message.timestamp.type ...).
+type Config struct {
+	SegmentBytes       int64
+	SegmentMs          int64
+	RetentionMs        int64 // -1 = forever
+	RetentionBytes     int64 // -1 = unlimited
+	CleanupPolicy      string
+	FlushMessages      int64
+	FlushMs            int64
+	IndexIntervalBytes int
+	MaxIndexBytes      int
+	DeleteRetentionMs  int64
+	MinCompactionLagMs int64
+}
+
+// DefaultConfig returns Kafka's broker defaults.
+func DefaultConfig() Config {
+	return Config{
+		SegmentBytes:       1 << 30,
+		SegmentMs:          7 * 24 * 3600 * 1000,
+		RetentionMs:        7 * 24 * 3600 * 1000,
+		RetentionBytes:     -1,
+		CleanupPolicy:      "delete",
+		FlushMessages:      1<<63 - 1,
+		FlushMs:            1<<63 - 1,
+		IndexIntervalBytes: 4096,
+		MaxIndexBytes:      10 << 20,
+		DeleteRetentionMs:  24 * 3600 * 1000,
+		MinCompactionLagMs: 0,
+	}
+}
+
+// AppendInfo describes a completed append.
+type AppendInfo struct {
+	FirstOffset   int64
+	LastOffset    int64
+	LogAppendTime int64 // -1 unless LogAppendTime was applied
+	MaxTimestamp  int64
+	Bytes         int
+}
+
+// ReadResult is a view of log bytes: record batches, whole, in offset order.
+// For a FileLog it refers to ranges of segment files so that WriteTo can
+// hand them to the kernel (sendfile) without copying them through user
+// space; for a MemLog it holds bytes.
+type ReadResult interface {
+	// Len is the number of bytes WriteTo will write.
+	Len() int
+	// WriteTo writes the bytes to w; when w is a *net.TCPConn and the data
+	// lives in files it uses sendfile.
+	WriteTo(w io.Writer) (int64, error)
+	// Bytes copies the data into memory (tests, compaction, followers).
+	Bytes() ([]byte, error)
+}
+
+var (
+	ErrOffsetOutOfRange = errors.New("offset out of range")
+	ErrCorruptMessage   = errors.New("corrupt message")
+	ErrInvalidRecord    = errors.New("invalid record")
+	ErrUnsupportedMagic = errors.New("unsupported record batch magic")
+	ErrRecordTooLarge   = errors.New("record batch too large")
+	ErrClosed           = errors.New("log closed")
+)

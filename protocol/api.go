@@ -1,0 +1,77 @@
+package protocol
+
+import (
+	"context"
+	"io"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Request is one decoded request. The header is parsed by this package (the
+// request header is not a kmsg message); the body is decoded with kmsg.
+type Request struct {
+	Key           int16
+	Version       int16
+	CorrelationID int32
+	ClientID      *string
+	// Body is the decoded kmsg request, Version already set.
+	Body kmsg.Request
+	// RequestedVersion is the version the client asked for. It differs from
+	// Version only for an ApiVersions request newer than we serve: Kafka
+	// answers those with a v0 response carrying UNSUPPORTED_VERSION and the
+	// supported ranges, so the client can retry with a version we know (KIP-511).
+	RequestedVersion int16
+	// Size is the request's frame size in bytes.
+	Size int
+
+	Conn *ConnInfo
+}
+
+// ConnInfo identifies the connection a request arrived on.
+type ConnInfo struct {
+	ID         uint64
+	Listener   string
+	LocalAddr  net.Addr
+	RemoteAddr net.Addr
+}
+
+// Frame is a response body that is not held in memory as a whole: Fetch
+// responses whose record data stays in segment files until WriteTo hands it
+// to the kernel.
+type Frame interface {
+	// Len is the number of bytes WriteTo writes (the body, without the
+	// response header).
+	Len() int
+	WriteTo(w io.Writer) (int64, error)
+}
+
+// Response is a handler's answer. Exactly one of Msg, Frame and Wait is set,
+// unless None or Close is.
+type Response struct {
+	// Msg is encoded by this package with the request's version.
+	Msg kmsg.Response
+	// Frame is written as is after the response header.
+	Frame Frame
+	// Wait is the second phase of a request (acks=all produce waiting for
+	// replication, a long-polling fetch). It runs off the connection's read
+	// loop, so later requests on the connection are read and started while
+	// it waits; its result still leaves in request order.
+	Wait func(ctx context.Context) Response
+	// None means no response is sent (produce with acks=0).
+	None bool
+	// Close closes the connection after earlier responses were written
+	// (a request Kafka would refuse by disconnecting).
+	Close bool
+}
+
+// Handler serves requests. Handle runs on the connection's read loop, in
+// request order; it must not block for long (return Wait for that).
+type Handler interface {
+	// Versions reports the version range served for key; ok is false for an
+	// API that is not served at all.
+	Versions(key int16) (min, max int16, ok bool)
+	Handle(ctx context.Context, req *Request) Response
+	// ConnClosed lets the handler drop per-connection state.
+	ConnClosed(c *ConnInfo)
+}

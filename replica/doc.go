@@ -1,0 +1,16 @@
+// Package replica holds partition state: the leader's view of a partition
+// (log, leader epoch, high watermark) and, with replication, followers,
+// ISR and delayed operations.
+//
+// API: Partition wraps one logstore.Log. AppendAsLeader appends a produce
+// request's validated batches; Read serves consumers below the high
+// watermark; Changed returns a channel closed on the next change, which
+// long-polling fetches wait on.
+//
+// Invariants: HW <= LEO; the HW never moves backwards on a leader; leader
+// epochs never decrease. Checked in advanceHighWatermark.
+//
+// Locks: Partition.mu guards the partition's leader state and is never held
+// while waiting; the log has its own lock and is called with mu held only
+// for appends, which keeps HW updates ordered with appends.
+package replica
