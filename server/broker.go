@@ -1,0 +1,208 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kbroker/kbroker/config"
+	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/protocol"
+)
+
+// Broker is one kbroker process: its topic table, logs and API handlers.
+type Broker struct {
+	cfg    *config.Config
+	logger *slog.Logger
+	reg    *prometheus.Registry
+
+	logs       *logstore.Manager
+	topicStore TopicStore
+	srv        *protocol.Server
+
+	// adminMu serialises topic creation, deletion and config changes.
+	adminMu    sync.Mutex
+	mu         sync.RWMutex
+	topics     map[string]*Topic
+	topicsByID map[[16]byte]*Topic
+
+	// data is the produce/fetch path's state: producer ids, fetch sessions.
+	data *dataPath
+
+	// bound holds each listener's actual address once Run listens, so a
+	// configured port 0 (tests) is advertised as the port really bound.
+	boundMu sync.RWMutex
+	bound   map[string]*net.TCPAddr
+}
+
+// New opens the log dirs (recovering them after a crash) and loads the topic
+// table. It does not listen yet; Run does.
+func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Broker, error) {
+	if !cfg.Standalone() {
+		return nil, errors.New("zookeeper.connect is set, but cluster mode is not available in this build yet; unset it for a standalone broker")
+	}
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	b := &Broker{
+		cfg:        cfg,
+		logger:     logger,
+		reg:        reg,
+		topics:     map[string]*Topic{},
+		topicsByID: map[[16]byte]*Topic{},
+		bound:      map[string]*net.TCPAddr{},
+	}
+	logs, err := logstore.OpenManager(cfg.LogDirs, cfg.LogDefaults(), logger)
+	if err != nil {
+		return nil, err
+	}
+	b.logs = logs
+	b.topicStore = newFileTopicStore(cfg.LogDirs[0])
+	if err := b.loadTopics(); err != nil {
+		logs.Close()
+		return nil, err
+	}
+	b.data = newDataPath(b)
+	b.srv = protocol.NewServer(protocol.ServerConfig{
+		MaxRequestSize: int(cfg.SocketRequestMaxBytes),
+		IdleTimeout:    cfg.ConnectionsMaxIdle,
+		Registry:       reg,
+	}, b, logger)
+	return b, nil
+}
+
+// loadTopics rebuilds the topic table from the topic store and opens every
+// partition's log. Partition dirs that no topic claims are the remains of a
+// deletion interrupted by a crash, and are removed.
+func (b *Broker) loadTopics() error {
+	recs, err := b.topicStore.Load()
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		t := &Topic{Name: r.Name, ID: r.ID, Configs: r.Configs, Internal: r.Name == offsetsTopic}
+		if t.Configs == nil {
+			t.Configs = map[string]string{}
+		}
+		if err := b.openPartitions(t, 0, r.Partitions); err != nil {
+			return err
+		}
+		b.topics[t.Name] = t
+		b.topicsByID[t.ID] = t
+	}
+	for _, pl := range b.logs.All() {
+		t := b.topics[pl.Topic]
+		if t == nil || pl.TopicID != t.ID {
+			b.logger.Warn("deleting the log of a topic that no longer exists", "topic", pl.Topic, "partition", pl.Partition)
+			if err := b.logs.Delete(pl.Topic, pl.Partition); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Run listens on every configured listener and serves until ctx ends, then
+// shuts down: stops accepting, closes connections, flushes and checkpoints
+// the logs and marks the clean shutdown.
+func (b *Broker) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var lns []net.Listener
+	for _, l := range b.cfg.Listeners {
+		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		if err != nil {
+			for _, o := range lns {
+				o.Close()
+			}
+			b.logs.Close()
+			return fmt.Errorf("listeners: %w", err)
+		}
+		lns = append(lns, ln)
+		b.boundMu.Lock()
+		b.bound[l.Name] = ln.Addr().(*net.TCPAddr)
+		b.boundMu.Unlock()
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(lns)+1)
+	for i, ln := range lns {
+		name := b.cfg.Listeners[i].Name
+		b.logger.Info("listening", "listener", name, "addr", ln.Addr().String())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.srv.Serve(ctx, ln, name); err != nil && ctx.Err() == nil {
+				errs <- fmt.Errorf("listener %s: %w", name, err)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		b.logs.Run(ctx)
+	}()
+	b.logger.Info("kbroker started", "broker.id", b.cfg.BrokerID, "cluster.id", b.logs.ClusterID())
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errs:
+	}
+	b.logger.Info("shutting down")
+	cancel()
+	b.srv.Close()
+	wg.Wait()
+	if err := b.logs.Close(); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	b.logger.Info("shut down")
+	return runErr
+}
+
+// AdvertisedEndpoint is the host and port clients are told to use for the
+// named listener: advertised.listeners, with a port 0 replaced by the port
+// actually bound and an empty host by the bound address.
+func (b *Broker) AdvertisedEndpoint(listener string) (string, int32) {
+	b.boundMu.RLock()
+	bound := b.bound[listener]
+	b.boundMu.RUnlock()
+	for _, l := range b.cfg.AdvertisedListeners {
+		if l.Name != listener {
+			continue
+		}
+		host, port := l.Host, l.Port
+		if port == 0 && bound != nil {
+			port = bound.Port
+		}
+		if host == "" {
+			host = "127.0.0.1"
+			if bound != nil && !bound.IP.IsUnspecified() {
+				host = bound.IP.String()
+			}
+		}
+		return host, int32(port)
+	}
+	if bound != nil {
+		return bound.IP.String(), int32(bound.Port)
+	}
+	return "127.0.0.1", 0
+}
+
+// Addr returns the bound address of the first listener, once Run listens.
+func (b *Broker) Addr() string {
+	if len(b.cfg.Listeners) == 0 {
+		return ""
+	}
+	b.boundMu.RLock()
+	defer b.boundMu.RUnlock()
+	if a := b.bound[b.cfg.Listeners[0].Name]; a != nil {
+		return a.String()
+	}
+	return ""
+}

@@ -1,0 +1,310 @@
+package server
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kbroker/kbroker/replica"
+)
+
+// Topic is one entry of the topic table.
+type Topic struct {
+	Name       string
+	ID         [16]byte
+	Partitions []*replica.Partition
+	// Configs holds the topic-level overrides (DescribeConfigs source
+	// DYNAMIC_TOPIC_CONFIG); everything else comes from the broker config.
+	Configs  map[string]string
+	Internal bool
+}
+
+const (
+	offsetsTopic     = "__consumer_offsets"
+	maxTopicNameLen  = 249
+	maxPartitionsCap = 100000
+)
+
+var legalTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+
+// validateTopicName applies Kafka's Topic.validate rules.
+func validateTopicName(name string) error {
+	switch {
+	case name == "":
+		return kerr.InvalidTopicException
+	case name == "." || name == "..":
+		return kerr.InvalidTopicException
+	case len(name) > maxTopicNameLen:
+		return kerr.InvalidTopicException
+	case !legalTopicName.MatchString(name):
+		return kerr.InvalidTopicException
+	}
+	return nil
+}
+
+// topic returns the named topic, or nil.
+func (b *Broker) topic(name string) *Topic {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.topics[name]
+}
+
+// topicByID returns the topic with that id, or nil.
+func (b *Broker) topicByID(id [16]byte) *Topic {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.topicsByID[id]
+}
+
+// partition returns a hosted partition, or nil.
+func (b *Broker) partition(topic string, p int32) *replica.Partition {
+	t := b.topic(topic)
+	if t == nil || p < 0 || int(p) >= len(t.Partitions) {
+		return nil
+	}
+	return t.Partitions[p]
+}
+
+// topicNames returns every topic name, sorted.
+func (b *Broker) topicNames() []string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	names := make([]string, 0, len(b.topics))
+	for n := range b.topics {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CreateTopicRequest is what CreateTopics, auto-creation and the internal
+// topics ask for.
+type CreateTopicRequest struct {
+	Name              string
+	NumPartitions     int32 // -1 = num.partitions
+	ReplicationFactor int16 // -1 = default.replication.factor
+	// Assignment, when set, gives the replicas of each partition explicitly.
+	Assignment map[int32][]int32
+	Configs    map[string]string
+	ValidateOnly bool
+}
+
+// createTopic creates a topic in the local topic table and its partitions'
+// logs. Errors are kerr errors suitable for a CreateTopics response.
+func (b *Broker) createTopic(req CreateTopicRequest) (*Topic, error) {
+	if err := validateTopicName(req.Name); err != nil {
+		return nil, err
+	}
+	n := req.NumPartitions
+	if len(req.Assignment) > 0 {
+		if n != -1 && n != int32(len(req.Assignment)) {
+			return nil, kerr.InvalidRequest
+		}
+		n = int32(len(req.Assignment))
+		for p := int32(0); p < n; p++ {
+			if err := b.validReplicas(req.Assignment[p]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if n == -1 {
+		n = b.cfg.NumPartitions
+	}
+	if n <= 0 || n > maxPartitionsCap {
+		return nil, kerr.InvalidPartitions
+	}
+	rf := req.ReplicationFactor
+	if rf == -1 {
+		rf = b.cfg.DefaultReplicationFactor
+	}
+	if len(req.Assignment) == 0 && (rf <= 0) {
+		return nil, kerr.InvalidReplicationFactor
+	}
+	if len(req.Assignment) == 0 && rf > 1 {
+		// Standalone: one broker, so a larger factor cannot be placed.
+		return nil, kerr.InvalidReplicationFactor
+	}
+	if err := b.cfg.ValidateTopicConfigs(req.Configs); err != nil {
+		return nil, &configError{err}
+	}
+
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	if b.topic(req.Name) != nil {
+		return nil, kerr.TopicAlreadyExists
+	}
+	if c := b.collidingTopic(req.Name); c != "" {
+		return nil, kerr.InvalidTopicException
+	}
+	if req.ValidateOnly {
+		return &Topic{Name: req.Name, Partitions: make([]*replica.Partition, n), Configs: req.Configs}, nil
+	}
+	t := &Topic{Name: req.Name, Configs: req.Configs, Internal: req.Name == offsetsTopic}
+	if _, err := rand.Read(t.ID[:]); err != nil {
+		return nil, err
+	}
+	if t.Configs == nil {
+		t.Configs = map[string]string{}
+	}
+	if err := b.topicStore.Save(topicRecordOf(t, n)); err != nil {
+		return nil, err
+	}
+	if err := b.openPartitions(t, 0, n); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.topics[t.Name] = t
+	b.topicsByID[t.ID] = t
+	b.mu.Unlock()
+	b.logger.Info("created topic", "topic", t.Name, "partitions", n, "configs", t.Configs)
+	return t, nil
+}
+
+// collidingTopic returns an existing topic whose name differs only by '.'
+// versus '_' (they collide in metric names, so Kafka refuses them).
+func (b *Broker) collidingTopic(name string) string {
+	norm := func(s string) string {
+		out := []byte(s)
+		for i, c := range out {
+			if c == '.' {
+				out[i] = '_'
+			}
+		}
+		return string(out)
+	}
+	want := norm(name)
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for other := range b.topics {
+		if other != name && norm(other) == want {
+			return other
+		}
+	}
+	return ""
+}
+
+func (b *Broker) validReplicas(replicas []int32) error {
+	if len(replicas) == 0 {
+		return kerr.InvalidReplicaAssignment
+	}
+	for _, r := range replicas {
+		if r != b.cfg.BrokerID {
+			return kerr.InvalidReplicaAssignment
+		}
+	}
+	if len(replicas) > 1 {
+		return kerr.InvalidReplicaAssignment
+	}
+	return nil
+}
+
+// openPartitions opens (creating when needed) the logs of partitions
+// [from, to) and appends them to t.Partitions.
+func (b *Broker) openPartitions(t *Topic, from, to int32) error {
+	lc := b.cfg.TopicLogConfig(t.Configs)
+	for p := from; p < to; p++ {
+		l, err := b.logs.GetOrCreate(t.Name, p, t.ID, lc)
+		if err != nil {
+			return fmt.Errorf("open %s-%d: %w", t.Name, p, err)
+		}
+		t.Partitions = append(t.Partitions, replica.NewLeader(t.Name, p, t.ID, l, 0))
+	}
+	return nil
+}
+
+// createPartitions grows a topic to count partitions.
+func (b *Broker) createPartitions(name string, count int32, validateOnly bool) error {
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	t := b.topic(name)
+	if t == nil {
+		return kerr.UnknownTopicOrPartition
+	}
+	have := int32(len(t.Partitions))
+	if count < have {
+		return kerr.InvalidPartitions
+	}
+	if count == have {
+		return kerr.InvalidPartitions
+	}
+	if count > maxPartitionsCap {
+		return kerr.InvalidPartitions
+	}
+	if validateOnly {
+		return nil
+	}
+	grown := &Topic{Name: t.Name, ID: t.ID, Configs: t.Configs, Internal: t.Internal, Partitions: append([]*replica.Partition(nil), t.Partitions...)}
+	if err := b.openPartitions(grown, have, count); err != nil {
+		return err
+	}
+	if err := b.topicStore.Save(topicRecordOf(grown, count)); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.topics[name] = grown
+	b.topicsByID[grown.ID] = grown
+	b.mu.Unlock()
+	return nil
+}
+
+// deleteTopic removes a topic and its data.
+func (b *Broker) deleteTopic(name string) error {
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	t := b.topic(name)
+	if t == nil {
+		return kerr.UnknownTopicOrPartition
+	}
+	if t.Internal {
+		return kerr.TopicAuthorizationFailed
+	}
+	b.mu.Lock()
+	delete(b.topics, name)
+	delete(b.topicsByID, t.ID)
+	b.mu.Unlock()
+	if err := b.topicStore.Delete(name); err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range t.Partitions {
+		if err := b.logs.Delete(t.Name, p.Index); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	b.logger.Info("deleted topic", "topic", name)
+	return errors.Join(errs...)
+}
+
+// setTopicConfigs replaces a topic's overrides and applies them to its logs.
+func (b *Broker) setTopicConfigs(name string, configs map[string]string) error {
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	t := b.topic(name)
+	if t == nil {
+		return kerr.UnknownTopicOrPartition
+	}
+	updated := &Topic{Name: t.Name, ID: t.ID, Partitions: t.Partitions, Configs: configs, Internal: t.Internal}
+	if err := b.topicStore.Save(topicRecordOf(updated, int32(len(t.Partitions)))); err != nil {
+		return err
+	}
+	lc := b.cfg.TopicLogConfig(configs)
+	for _, p := range t.Partitions {
+		p.Log().SetConfig(lc)
+	}
+	b.mu.Lock()
+	b.topics[name] = updated
+	b.topicsByID[updated.ID] = updated
+	b.mu.Unlock()
+	return nil
+}
+
+// configError carries a config validation message to CreateTopics and the
+// config APIs, which report it as INVALID_CONFIG with the message.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return kerr.InvalidConfig }
