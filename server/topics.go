@@ -88,8 +88,8 @@ type CreateTopicRequest struct {
 	NumPartitions     int32 // -1 = num.partitions
 	ReplicationFactor int16 // -1 = default.replication.factor
 	// Assignment, when set, gives the replicas of each partition explicitly.
-	Assignment map[int32][]int32
-	Configs    map[string]string
+	Assignment   map[int32][]int32
+	Configs      map[string]string
 	ValidateOnly bool
 }
 
