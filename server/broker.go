@@ -8,12 +8,14 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kbroker/kbroker/config"
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/server/group"
 )
 
 // Broker is one kbroker process: its topic table, logs and API handlers.
@@ -31,6 +33,10 @@ type Broker struct {
 	mu         sync.RWMutex
 	topics     map[string]*Topic
 	topicsByID map[[16]byte]*Topic
+
+	groups *group.Coordinator
+	// now is the broker's clock; tests replace it.
+	now func() time.Time
 
 	// data is the produce/fetch path's state: producer ids, fetch sessions.
 	data *dataPath
@@ -57,6 +63,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		topics:     map[string]*Topic{},
 		topicsByID: map[[16]byte]*Topic{},
 		bound:      map[string]*net.TCPAddr{},
+		now:        time.Now,
 	}
 	logs, err := logstore.OpenManager(cfg.LogDirs, cfg.LogDefaults(), logger)
 	if err != nil {
@@ -69,6 +76,21 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		return nil, err
 	}
 	b.data = newDataPath(b)
+	b.groups = group.New(group.Config{
+		OffsetsTopicNumPartitions:  cfg.OffsetsTopicNumPartitions,
+		GroupInitialRebalanceDelay: cfg.GroupInitialRebalanceDelay,
+		GroupMinSessionTimeout:     cfg.GroupMinSessionTimeout,
+		GroupMaxSessionTimeout:     cfg.GroupMaxSessionTimeout,
+		GroupMaxSize:               cfg.GroupMaxSize,
+		OffsetsRetention:           cfg.OffsetsRetention,
+		TopicPartitionExists: func(topic string, partition int32) bool {
+			return b.partition(topic, partition) != nil
+		},
+	}, offsetsLog{b}, group.RealClock(), logger)
+	if err := b.loadOffsetsPartitions(); err != nil {
+		logs.Close()
+		return nil, err
+	}
 	b.srv = protocol.NewServer(protocol.ServerConfig{
 		MaxRequestSize: int(cfg.SocketRequestMaxBytes),
 		IdleTimeout:    cfg.ConnectionsMaxIdle,

@@ -1,0 +1,21 @@
+package server
+
+// OffsetFetch, versions 1-9.
+//
+// v8+ fetches several groups at once; require_stable is accepted (no transactions, so every offset is stable).
+// The group coordinator (server/group) does the work; this file only routes.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/protocol"
+)
+
+func init() { register(kmsg.OffsetFetch.Int16(), 1, 9, handleOffsetFetch) }
+
+func handleOffsetFetch(b *Broker, ctx context.Context, req *protocol.Request) protocol.Response {
+	r := req.Body.(*kmsg.OffsetFetchRequest)
+	return protocol.Response{Msg: b.groups.OffsetFetch(ctx, r)}
+}

@@ -1,0 +1,23 @@
+package server
+
+// JoinGroup, versions 2-9.
+//
+// The answer waits for the join phase: the initial rebalance delay for a new group, then until every member rejoined or the rebalance timeout passed.
+// The group coordinator (server/group) does the work; this file only routes.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/protocol"
+)
+
+func init() { register(kmsg.JoinGroup.Int16(), 2, 9, handleJoinGroup) }
+
+func handleJoinGroup(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
+	r := req.Body.(*kmsg.JoinGroupRequest)
+	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
+		return protocol.Response{Msg: b.groups.JoinGroup(ctx, r)}
+	}}
+}

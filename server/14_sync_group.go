@@ -1,0 +1,23 @@
+package server
+
+// SyncGroup, versions 0-5.
+//
+// Followers wait until the leader sent the assignment.
+// The group coordinator (server/group) does the work; this file only routes.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/protocol"
+)
+
+func init() { register(kmsg.SyncGroup.Int16(), 0, 5, handleSyncGroup) }
+
+func handleSyncGroup(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
+	r := req.Body.(*kmsg.SyncGroupRequest)
+	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
+		return protocol.Response{Msg: b.groups.SyncGroup(ctx, r)}
+	}}
+}

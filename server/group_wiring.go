@@ -1,0 +1,127 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/server/group"
+)
+
+// The group coordinator keeps its state in __consumer_offsets, Kafka's
+// compacted internal topic, so committed offsets and group metadata survive
+// restarts: on start every hosted partition of the topic is replayed.
+
+// offsetsTopicConfigs are the overrides Kafka gives __consumer_offsets.
+func (b *Broker) offsetsTopicConfigs() map[string]string {
+	return map[string]string{
+		"cleanup.policy":   "compact",
+		"compression.type": "producer",
+		"segment.bytes":    strconv.Itoa(100 << 20),
+	}
+}
+
+// ensureOffsetsTopic creates __consumer_offsets on first use (Kafka creates
+// it lazily, on the first FindCoordinator) and loads its partitions into the
+// coordinator.
+func (b *Broker) ensureOffsetsTopic() error {
+	if b.topic(offsetsTopic) != nil {
+		return nil
+	}
+	_, err := b.createTopic(CreateTopicRequest{
+		Name:              offsetsTopic,
+		NumPartitions:     b.cfg.OffsetsTopicNumPartitions,
+		ReplicationFactor: 1, // standalone: one broker, whatever offsets.topic.replication.factor says
+		Configs:           b.offsetsTopicConfigs(),
+	})
+	if err != nil && err != kerr.TopicAlreadyExists {
+		return err
+	}
+	return b.loadOffsetsPartitions()
+}
+
+// loadOffsetsPartitions hands every hosted __consumer_offsets partition to
+// the coordinator.
+func (b *Broker) loadOffsetsPartitions() error {
+	t := b.topic(offsetsTopic)
+	if t == nil {
+		return nil
+	}
+	for _, p := range t.Partitions {
+		if err := b.groups.LoadPartition(p.Index); err != nil {
+			return fmt.Errorf("load %s-%d: %w", offsetsTopic, p.Index, err)
+		}
+	}
+	return nil
+}
+
+// offsetsLog stores the coordinator's records in __consumer_offsets.
+type offsetsLog struct{ b *Broker }
+
+var _ group.OffsetsLog = offsetsLog{}
+
+func (o offsetsLog) Append(_ context.Context, partition int32, records []group.KV) error {
+	p := o.b.partition(offsetsTopic, partition)
+	if p == nil {
+		return kerr.NotCoordinator
+	}
+	kvs := make([]logstore.KV, len(records))
+	for i, r := range records {
+		kvs[i] = logstore.KV{Key: r.Key, Value: r.Value}
+	}
+	batch, err := logstore.BuildBatch(kvs, o.b.now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	batches, err := logstore.ParseBatches(batch)
+	if err != nil {
+		return err
+	}
+	_, err = p.AppendAsLeader(batches, -1)
+	return err
+}
+
+// Replay reads the partition from its start to its high watermark, a
+// megabyte at a time.
+func (o offsetsLog) Replay(partition int32, fn func(key, value []byte) error) error {
+	p := o.b.partition(offsetsTopic, partition)
+	if p == nil {
+		return kerr.NotCoordinator
+	}
+	offset := p.LogStartOffset()
+	for {
+		res, info, err := p.Read(offset, 1<<20, true)
+		if err != nil {
+			return err
+		}
+		if res.Len() == 0 || offset >= info.HighWatermark {
+			return nil
+		}
+		data, err := res.Bytes()
+		if err != nil {
+			return err
+		}
+		batches, err := logstore.ParseBatches(data)
+		if err != nil {
+			return err
+		}
+		for _, bt := range batches {
+			offset = bt.Header.LastOffset() + 1
+			if bt.Header.IsControl() {
+				continue
+			}
+			recs, err := logstore.DecodeRecords(bt)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				if err := fn(r.Key, r.Value); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
