@@ -1,0 +1,276 @@
+package protocol
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// inflight is one request between its read and its response leaving.
+type inflight struct {
+	req  *Request
+	resp Response
+	// result receives the outcome of resp.Wait; nil when there is no Wait.
+	result chan Response
+	// drain marks the client's clean EOF: write what is queued, then close.
+	drain bool
+}
+
+// conn is one client connection: a read loop (this goroutine in serve), a
+// write loop, and one goroutine per running Wait.
+type conn struct {
+	srv  *Server
+	nc   net.Conn
+	info *ConnInfo
+	log  *slog.Logger
+
+	// ctx is cancelled to tear the connection down; an AfterFunc closes the
+	// socket then, which unblocks both loops.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	br *bufio.Reader
+	bw *bufio.Writer
+	// wbuf is the write loop's reused encoding buffer.
+	wbuf []byte
+
+	// slots bounds requests awaiting their response: the read loop takes a
+	// slot before reading a frame, the write loop returns it once the
+	// response left.
+	slots chan struct{}
+	// queue carries requests to the write loop in request order.
+	queue chan *inflight
+	waits sync.WaitGroup
+	// lastActive is the UnixNano of the last frame read or written, for
+	// connections.max.idle.ms.
+	lastActive atomic.Int64
+}
+
+func newConn(s *Server, parent context.Context, nc net.Conn, info *ConnInfo) *conn {
+	ctx, cancel := context.WithCancel(parent)
+	c := &conn{
+		srv:    s,
+		nc:     nc,
+		info:   info,
+		log:    s.log.With("conn", info.ID, "listener", info.Listener, "remote", info.RemoteAddr.String()),
+		ctx:    ctx,
+		cancel: cancel,
+		br:     bufio.NewReaderSize(nc, 64<<10),
+		bw:     bufio.NewWriterSize(nc, 64<<10),
+		slots:  make(chan struct{}, s.cfg.MaxInFlightPerConn),
+		queue:  make(chan *inflight, s.cfg.MaxInFlightPerConn),
+	}
+	c.touch()
+	return c
+}
+
+func (c *conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
+
+func (c *conn) serve() {
+	stop := context.AfterFunc(c.ctx, func() { c.nc.Close() })
+	defer stop()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	c.readLoop()
+	<-writerDone
+	c.cancel()
+	c.nc.Close()
+	c.waits.Wait()
+	c.connClosed()
+}
+
+func (c *conn) connClosed() {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler panicked in ConnClosed", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	c.srv.handler.ConnClosed(c.info)
+}
+
+// readLoop reads, decodes and handles requests in order until the
+// connection ends. Any error tears the connection down, except a clean EOF
+// between frames, which lets queued responses leave first.
+func (c *conn) readLoop() {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("panic reading request; closing connection", "panic", r, "stack", string(debug.Stack()))
+			c.cancel()
+		}
+	}()
+	for {
+		select {
+		case c.slots <- struct{}{}:
+		case <-c.ctx.Done():
+			return
+		}
+		frame, err := c.readFrame()
+		if errors.Is(err, errCleanEOF) {
+			c.enqueue(&inflight{drain: true})
+			return
+		}
+		if err != nil {
+			c.closeOnReadError(err)
+			return
+		}
+		req, err := decodeRequest(frame, c.srv.handler.Versions)
+		if err != nil {
+			c.log.Warn("closing connection: bad request", "reason", err, "size", len(frame))
+			c.cancel()
+			return
+		}
+		req.Conn = c.info
+		c.srv.metrics.request(req.Key)
+		resp, ok := c.handle(req)
+		if !ok {
+			c.cancel()
+			return
+		}
+		e := &inflight{req: req, resp: resp}
+		if resp.Wait != nil {
+			e.result = make(chan Response, 1)
+			c.waits.Add(1)
+			go c.runWait(e)
+		}
+		if !c.enqueue(e) || resp.Close {
+			return
+		}
+	}
+}
+
+// enqueue never blocks for long: the slot taken before the read reserved
+// room in queue.
+func (c *conn) enqueue(e *inflight) bool {
+	select {
+	case c.queue <- e:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+func (c *conn) closeOnReadError(err error) {
+	var ne net.Error
+	switch {
+	case c.ctx.Err() != nil:
+		// Torn down from elsewhere (Close, write failure): nothing to say.
+	case errors.Is(err, errIdle):
+		c.log.Info("closing idle connection", "idle_timeout", c.srv.cfg.IdleTimeout)
+	case errors.As(err, &ne) && ne.Timeout():
+		c.log.Warn("closing connection: request not completed in time", "err", err)
+	case errors.As(err, new(frameSizeError)):
+		c.log.Warn("closing connection: request size out of range", "size", int32(err.(frameSizeError)),
+			"min", fixedHeaderLen, "socket.request.max.bytes", c.srv.cfg.MaxRequestSize)
+	default:
+		c.log.Warn("closing connection: bad frame", "reason", err)
+	}
+	c.cancel()
+}
+
+// handle runs Handler.Handle, turning a panic into a closed connection so
+// one bad request cannot take the broker down.
+func (c *conn) handle(req *Request) (resp Response, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler panicked; closing connection", "api_key", req.Key, "api_version", req.Version,
+				"correlation_id", req.CorrelationID, "panic", r, "stack", string(debug.Stack()))
+			ok = false
+		}
+	}()
+	return c.srv.handler.Handle(c.ctx, req), true
+}
+
+// runWait runs a response's second phase. A Wait may itself answer with a
+// further Wait; it is followed in the same goroutine.
+func (c *conn) runWait(e *inflight) {
+	defer c.waits.Done()
+	resp := e.resp
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler Wait panicked; closing connection", "api_key", e.req.Key,
+				"correlation_id", e.req.CorrelationID, "panic", r, "stack", string(debug.Stack()))
+			e.result <- Response{Close: true}
+		}
+	}()
+	for resp.Wait != nil {
+		resp = resp.Wait(c.ctx)
+	}
+	e.result <- resp
+}
+
+// frameSizeError is a size prefix below the smallest header or above
+// socket.request.max.bytes. Kafka closes the connection on both: the stream
+// cannot be resynchronised.
+type frameSizeError int32
+
+func (e frameSizeError) Error() string { return fmt.Sprintf("request size %d out of range", int32(e)) }
+
+var (
+	errCleanEOF = errors.New("client closed the connection")
+	errIdle     = errors.New("connection idle")
+)
+
+// readFrame reads one size-prefixed frame. The frame is allocated per
+// request rather than reused: kmsg decoding keeps byte fields (Produce
+// records) as sub-slices of it, and handlers hold them past Handle.
+func (c *conn) readFrame() ([]byte, error) {
+	idle := c.srv.cfg.IdleTimeout
+	for {
+		deadline := time.Unix(0, c.lastActive.Load()).Add(idle)
+		if err := c.nc.SetReadDeadline(deadline); err != nil {
+			return nil, err
+		}
+		_, err := c.br.Peek(4)
+		if err == nil {
+			break
+		}
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			// A response written meanwhile counts as activity too.
+			if time.Since(time.Unix(0, c.lastActive.Load())) < idle {
+				continue
+			}
+			return nil, errIdle
+		case errors.Is(err, io.EOF) && c.br.Buffered() == 0:
+			return nil, errCleanEOF
+		case errors.Is(err, io.EOF):
+			return nil, fmt.Errorf("size prefix truncated after %d bytes", c.br.Buffered())
+		}
+		return nil, err
+	}
+	var sizeBuf [4]byte
+	if _, err := io.ReadFull(c.br, sizeBuf[:]); err != nil {
+		return nil, err
+	}
+	size := int32(uint32(sizeBuf[0])<<24 | uint32(sizeBuf[1])<<16 | uint32(sizeBuf[2])<<8 | uint32(sizeBuf[3]))
+	if size < fixedHeaderLen || int64(size) > int64(c.srv.cfg.MaxRequestSize) {
+		return nil, frameSizeError(size)
+	}
+	// A frame may take a while to arrive, but not longer than a whole idle
+	// period: a client that stalls mid-frame is as dead as an idle one.
+	if err := c.nc.SetReadDeadline(time.Now().Add(idle)); err != nil {
+		return nil, err
+	}
+	frame := make([]byte, size)
+	if n, err := io.ReadFull(c.br, frame); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("request truncated: size %d, got %d bytes before EOF", size, n)
+		}
+		return nil, err
+	}
+	c.srv.metrics.in(c.info.Listener, 4+int(size))
+	c.touch()
+	return frame, nil
+}
