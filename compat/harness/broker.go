@@ -1,0 +1,258 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Bounds on process life cycle waits. Start-up includes log recovery, which
+// after a SIGKILL may rescan segments; shutdown is a controlled shutdown.
+const (
+	startTimeout = 60 * time.Second
+	stopTimeout  = 30 * time.Second
+)
+
+// Broker is one kbroker process started by this package.
+type Broker struct {
+	// Addr is host:port of the PLAINTEXT listener.
+	Addr string
+	Port int
+	// LogDir is log.dirs: kept across Restart, removed with the test's
+	// temp dir.
+	LogDir     string
+	ConfigPath string
+	// LogPath collects the broker's stdout and stderr over all its starts.
+	LogPath string
+
+	bin       string
+	overrides []string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{}
+	waited error
+	starts int
+}
+
+// StartBroker starts a standalone broker (no zookeeper.connect) on a free
+// loopback port and waits until it answers ApiVersions. Overrides are
+// key=value pairs passed as --override, after the harness's own settings,
+// so they win.
+func StartBroker(t testing.TB, overrides ...string) *Broker {
+	t.Helper()
+	bin := Build(t)
+	dir := t.TempDir()
+	port := FreePort(t)
+	b := &Broker{
+		Addr:       net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Port:       port,
+		LogDir:     filepath.Join(dir, "kafka-logs"),
+		ConfigPath: filepath.Join(dir, "server.properties"),
+		LogPath:    filepath.Join(dir, "kbroker.log"),
+		bin:        bin,
+		overrides:  overrides,
+	}
+	props := fmt.Sprintf(`# written by compat/harness
+broker.id=0
+listeners=PLAINTEXT://%[1]s
+advertised.listeners=PLAINTEXT://%[1]s
+log.dirs=%[2]s
+num.partitions=1
+offsets.topic.replication.factor=1
+group.initial.rebalance.delay.ms=0
+`, b.Addr, b.LogDir)
+	if err := os.WriteFile(b.ConfigPath, []byte(props), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b.stop(syscall.SIGKILL)
+		if t.Failed() {
+			t.Logf("broker %s log (%s), tail:\n%s", b.Addr, b.LogPath, tailFile(b.LogPath, 64<<10))
+		}
+	})
+	b.start(t)
+	return b
+}
+
+// Restart starts the broker again on the same port, config and log dir. The
+// previous process must have been stopped with Term or Kill.
+func (b *Broker) Restart(t testing.TB) {
+	t.Helper()
+	b.mu.Lock()
+	running := b.cmd != nil && !isClosed(b.done)
+	b.mu.Unlock()
+	if running {
+		t.Fatal("harness: Restart of a broker that is still running")
+	}
+	b.start(t)
+}
+
+func (b *Broker) start(t testing.TB) {
+	t.Helper()
+	logf, err := os.OpenFile(b.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	b.starts++
+	fmt.Fprintf(logf, "=== harness: start %d of %s ===\n", b.starts, b.Addr)
+	args := []string{b.ConfigPath}
+	for _, o := range b.overrides {
+		args = append(args, "--override", o)
+	}
+	cmd := exec.Command(b.bin, args...)
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		b.mu.Unlock()
+		logf.Close()
+		t.Fatalf("start %s: %v", b.bin, err)
+	}
+	done := make(chan struct{})
+	b.cmd, b.done = cmd, done
+	b.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		b.mu.Lock()
+		b.waited = err
+		b.mu.Unlock()
+		close(done)
+	}()
+	if err := waitReady(b.Addr, done, startTimeout); err != nil {
+		t.Fatalf("broker %s not ready: %v\nlog tail:\n%s", b.Addr, err, tailFile(b.LogPath, 16<<10))
+	}
+}
+
+// waitReady polls ApiVersions until the broker answers, the process exits
+// or the timeout passes.
+func waitReady(addr string, exited <-chan struct{}, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return errors.New("process exited during start-up")
+		default:
+		}
+		last = pingAPIVersions(addr)
+		if last == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("no ApiVersions answer within %v: %v", timeout, last)
+}
+
+func pingAPIVersions(addr string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := cl.Request(ctx, kmsg.NewPtrApiVersionsRequest())
+	if err != nil {
+		return err
+	}
+	if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != 0 {
+		return fmt.Errorf("ApiVersions error code %d", code)
+	}
+	return nil
+}
+
+// Term sends SIGTERM (controlled shutdown) and waits for the exit; after
+// stopTimeout it kills the process and reports that as an error. It returns
+// the process's exit error (nil for exit status 0).
+func (b *Broker) Term() error { return b.stop(syscall.SIGTERM) }
+
+// Kill sends SIGKILL and waits for the exit.
+func (b *Broker) Kill() { b.stop(syscall.SIGKILL) }
+
+// Running reports whether the last started process has not exited.
+func (b *Broker) Running() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cmd != nil && !isClosed(b.done)
+}
+
+func (b *Broker) stop(sig syscall.Signal) error {
+	b.mu.Lock()
+	cmd, done := b.cmd, b.done
+	b.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	if !isClosed(done) {
+		_ = cmd.Process.Signal(sig)
+	}
+	select {
+	case <-done:
+	case <-time.After(stopTimeout):
+		_ = cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("broker %s did not exit within %v of %v", b.Addr, stopTimeout, sig)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if sig == syscall.SIGKILL {
+		return nil
+	}
+	return b.waited
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func tailFile(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err.Error()
+	}
+	off := st.Size() - n
+	if off < 0 {
+		off = 0
+	}
+	buf := make([]byte, st.Size()-off)
+	_, err = f.ReadAt(buf, off)
+	if err != nil {
+		return err.Error()
+	}
+	return string(buf)
+}

@@ -1,0 +1,25 @@
+// Package harness starts real kbroker processes and stock Kafka tools for the
+// compatibility tests in package compat.
+//
+// API surface:
+//   - Build(t) builds bin/kbroker once per test binary (KBROKER_BIN names a
+//     prebuilt binary instead).
+//   - StartBroker(t, overrides...) starts a standalone broker on a free
+//     127.0.0.1 port with a fresh log dir and waits (bounded) until it answers
+//     ApiVersions. Broker.Restart reuses the same port and log dir;
+//     Broker.Term sends SIGTERM (controlled shutdown) and waits, Broker.Kill
+//     sends SIGKILL. The broker's stdout and stderr go to Broker.LogPath,
+//     whose tail is printed when the test fails.
+//   - RunTool / RunToolInput run a wrapper from compat/bin (the Apache Kafka
+//     command-line tools on the jars in compat/lib); Kcat runs kcat.
+//   - NewProxy(t, target) is a TCP proxy whose CutAll drops every open
+//     connection, to test client retries and idempotence.
+//
+// Invariants: every process and listener is started by this package and
+// ended by the test's cleanup, by its own handle (never by name); every wait
+// is bounded by a deadline or a context.
+//
+// Locks: Broker.mu guards the running process of a Broker; Proxy.mu guards
+// the proxy's target and its open connections. Neither is held while
+// waiting on a process or on the network.
+package harness
