@@ -261,7 +261,7 @@ func ratio(f func(*Config) *float64) func(*Config, string) error {
 			return parseTyped(tDouble, v)
 		}
 		if x < 0 || x > 1 {
-			return errors.New("Value must be no less than 0 and no more than 1")
+			return errors.New("value must be no less than 0 and no more than 1")
 		}
 		*f(c) = x
 		return nil

@@ -42,27 +42,27 @@ type Config struct {
 	LogRollJitter   time.Duration // log.roll.jitter.ms, else .hours
 	// LogRetention is log.retention.ms, else .minutes, else .hours;
 	// negative means forever.
-	LogRetention                time.Duration
-	LogRetentionBytes           int64 // -1 = unlimited
-	LogRetentionCheckInterval   time.Duration
-	LogSegmentDeleteDelay       time.Duration
-	LogFlushIntervalMessages    int64
-	LogFlushInterval            time.Duration // unset = never
-	LogFlushOffsetCheckpointInterval time.Duration
+	LogRetention                          time.Duration
+	LogRetentionBytes                     int64 // -1 = unlimited
+	LogRetentionCheckInterval             time.Duration
+	LogSegmentDeleteDelay                 time.Duration
+	LogFlushIntervalMessages              int64
+	LogFlushInterval                      time.Duration // unset = never
+	LogFlushOffsetCheckpointInterval      time.Duration
 	LogFlushStartOffsetCheckpointInterval time.Duration
-	LogIndexIntervalBytes       int32
-	LogIndexSizeMaxBytes        int32
-	LogCleanupPolicy            []string
-	LogCleanerDeleteRetention   time.Duration
-	LogCleanerMinCompactionLag  time.Duration
-	LogCleanerMaxCompactionLag  time.Duration
-	LogCleanerMinCleanableRatio float64
-	LogMessageTimestampType     string // CreateTime or LogAppendTime
-	LogPreallocate              bool
-	CompressionType             string
-	MessageMaxBytes             int32
-	SocketRequestMaxBytes       int32
-	ConnectionsMaxIdle          time.Duration
+	LogIndexIntervalBytes                 int32
+	LogIndexSizeMaxBytes                  int32
+	LogCleanupPolicy                      []string
+	LogCleanerDeleteRetention             time.Duration
+	LogCleanerMinCompactionLag            time.Duration
+	LogCleanerMaxCompactionLag            time.Duration
+	LogCleanerMinCleanableRatio           float64
+	LogMessageTimestampType               string // CreateTime or LogAppendTime
+	LogPreallocate                        bool
+	CompressionType                       string
+	MessageMaxBytes                       int32
+	SocketRequestMaxBytes                 int32
+	ConnectionsMaxIdle                    time.Duration
 
 	OffsetsTopicNumPartitions int32
 	// OffsetsTopicReplicationFactor is Kafka's 3; a standalone broker clamps

@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,7 +81,7 @@ var topicConfigIndex = func() map[string]int {
 func unitRatio(v string) error {
 	x, _ := strconv.ParseFloat(v, 64)
 	if x < 0 || x > 1 {
-		return errors.New("Value must be no less than 0 and no more than 1")
+		return errors.New("value must be no less than 0 and no more than 1")
 	}
 	return nil
 }
@@ -99,7 +98,7 @@ func throttledReplicas(v string) error {
 		_, perr := strconv.ParseInt(p, 10, 32)
 		_, berr := strconv.ParseInt(b, 10, 32)
 		if !ok || perr != nil || berr != nil {
-			return errors.New("must be the literal '*' or a list of replicas in the format [PartitionId]:[BrokerId],[PartitionId]:[BrokerId],...")
+			return errors.New("must be the literal * or a list of replicas in the format partitionId:brokerId,...")
 		}
 	}
 	return nil
@@ -126,7 +125,7 @@ func ValidateTopicConfigs(configs map[string]string) error {
 	keys := sortedKeys(configs)
 	for _, k := range keys {
 		if _, ok := topicConfigIndex[k]; !ok {
-			return fmt.Errorf("Unknown topic config name: %s", k)
+			return &UnknownTopicConfigError{Name: k}
 		}
 	}
 	for _, k := range keys {
@@ -146,6 +145,12 @@ func ValidateTopicConfigs(configs map[string]string) error {
 	}
 	return nil
 }
+
+// UnknownTopicConfigError is Kafka's InvalidConfigurationException for a
+// name LogConfig does not know; the text is Kafka's, clients show it.
+type UnknownTopicConfigError struct{ Name string }
+
+func (e *UnknownTopicConfigError) Error() string { return "Unknown topic config name: " + e.Name }
 
 // topicUnits lists, for the topic configs whose broker default comes in
 // several units, every broker key in precedence order.

@@ -27,7 +27,7 @@ func parseTyped(t kmsg.ConfigType, v string) error {
 	case kmsg.ConfigTypeDouble:
 		_, err = strconv.ParseFloat(v, 64)
 		if err != nil {
-			err = errors.New("Not a number of type DOUBLE")
+			err = errors.New("not a number of type DOUBLE")
 		}
 	}
 	return err
@@ -40,14 +40,14 @@ func parseBool(v string) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, errors.New("Expected value to be either true or false")
+	return false, errors.New("expected value to be either true or false")
 }
 
 func parseIntRange(v string, bits int) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, bits)
 	if err != nil {
 		names := map[int]string{16: "SHORT", 32: "INT", 64: "LONG"}
-		return 0, fmt.Errorf("Not a number of type %s", names[bits])
+		return 0, fmt.Errorf("not a number of type %s", names[bits])
 	}
 	return n, nil
 }
@@ -89,7 +89,7 @@ func Millis(d time.Duration) int64 {
 func atLeast(min int64) func(int64) error {
 	return func(n int64) error {
 		if n < min {
-			return fmt.Errorf("Value must be at least %d", min)
+			return fmt.Errorf("value must be at least %d", min)
 		}
 		return nil
 	}
@@ -98,7 +98,7 @@ func atLeast(min int64) func(int64) error {
 func between(min, max int64) func(int64) error {
 	return func(n int64) error {
 		if n < min || n > max {
-			return fmt.Errorf("Value must be no less than %d and no more than %d", min, max)
+			return fmt.Errorf("value must be no less than %d and no more than %d", min, max)
 		}
 		return nil
 	}
@@ -111,7 +111,7 @@ func oneOf(allowed ...string) func(string) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("String must be one of: %s", strings.Join(allowed, ", "))
+		return fmt.Errorf("string must be one of: %s", strings.Join(allowed, ", "))
 	}
 }
 
@@ -121,7 +121,7 @@ func listOf(allowed ...string) func(string) error {
 	return func(v string) error {
 		for _, e := range parseList(v) {
 			if err := in(e); err != nil {
-				return fmt.Errorf("Invalid value %s: %w", e, err)
+				return fmt.Errorf("invalid value %s: %w", e, err)
 			}
 		}
 		return nil

@@ -1,0 +1,61 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseProperties(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     map[string]string
+	}{
+		{"equals", "a=b", map[string]string{"a": "b"}},
+		{"colon", "a: b", map[string]string{"a": "b"}},
+		{"blank separator", "a   b", map[string]string{"a": "b"}},
+		{"blanks around", "  a  =  b  ", map[string]string{"a": "b"}},
+		{"comments", "# x=y\n! p=q\n  # z=w\na=1", map[string]string{"a": "1"}},
+		{"blank lines", "\n\n a=1 \n\n", map[string]string{"a": "1"}},
+		{"crlf", "a=1\r\nb=2\r\n", map[string]string{"a": "1", "b": "2"}},
+		{"empty value", "a=", map[string]string{"a": ""}},
+		{"key only", "a", map[string]string{"a": ""}},
+		{"second separator kept", "a==b", map[string]string{"a": "=b"}},
+		{"continuation", "a=one,\\\n    two,\\\n  three", map[string]string{"a": "one,two,three"}},
+		{"escaped backslash is no continuation", "a=x\\\\\nb=y", map[string]string{"a": `x\`, "b": "y"}},
+		{"comment does not continue", "# c \\\na=1", map[string]string{"a": "1"}},
+		{"escaped separator in key", `a\=b=c`, map[string]string{"a=b": "c"}},
+		{"escaped colon and blank", `k\:1\ 2=v`, map[string]string{"k:1 2": "v"}},
+		{"escapes", `a=t\tn\nu\u0041x\y`, map[string]string{"a": "t\tn\nuAxy"}},
+		{"hash inside value", "a=b#c", map[string]string{"a": "b#c"}},
+		{"later wins", "a=1\na=2", map[string]string{"a": "2"}},
+		{"listener value", "listeners=PLAINTEXT://:9092", map[string]string{"listeners": "PLAINTEXT://:9092"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			props, err := parseProperties(strings.NewReader(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, p := range props {
+				got[p.key] = p.value
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+			for k, v := range tt.want {
+				if g, ok := got[k]; !ok || g != v {
+					t.Fatalf("key %q: got %q, want %q (all: %q)", k, g, v, got)
+				}
+			}
+		})
+	}
+}
+
+func TestParsePropertiesMalformedUnicode(t *testing.T) {
+	for _, in := range []string{`a=\u12`, `a=\uZZZZ`} {
+		if _, err := parseProperties(strings.NewReader(in)); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+}
