@@ -98,7 +98,7 @@ func throttledReplicas(v string) error {
 		_, perr := strconv.ParseInt(p, 10, 32)
 		_, berr := strconv.ParseInt(b, 10, 32)
 		if !ok || perr != nil || berr != nil {
-			return errors.New("must be the literal * or a list of replicas in the format partitionId:brokerId,...")
+			return errors.New("must be the literal * or a list of replicas in the format partitionId:brokerId[,partitionId:brokerId]")
 		}
 	}
 	return nil
