@@ -146,6 +146,12 @@ func ValidateTopicConfigs(configs map[string]string) error {
 	return nil
 }
 
+// ValidateTopicConfigs is the package function of that name, for callers
+// that hold a *Config; the broker's settings do not change what is valid.
+func (c *Config) ValidateTopicConfigs(configs map[string]string) error {
+	return ValidateTopicConfigs(configs)
+}
+
 // UnknownTopicConfigError is Kafka's InvalidConfigurationException for a
 // name LogConfig does not know; the text is Kafka's, clients show it.
 type UnknownTopicConfigError struct{ Name string }
