@@ -91,7 +91,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, listenerName string
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
-			if connCtx.Err() != nil {
+			if connCtx.Err() != nil || s.isClosed() {
 				return nil
 			}
 			var ne net.Error
@@ -133,12 +133,18 @@ func (s *Server) startConn(ctx context.Context, nc net.Conn, listenerName string
 // goroutines, including running Wait phases (which see their context
 // cancelled).
 func (s *Server) Close() {
+	s.cancel()
 	s.mu.Lock()
 	s.closed = true
 	for ln := range s.listeners {
 		ln.Close()
 	}
 	s.mu.Unlock()
-	s.cancel()
 	s.wg.Wait()
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
