@@ -1,0 +1,44 @@
+# kbroker: build, run and test. `make test` is what CI runs (.ci/run).
+GO          ?= go
+FUZZTIME    ?= 10s
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# The compat package drives real processes; everything else is a unit test.
+UNIT_PKGS    = $(shell $(GO) list ./... | grep -v '^github.com/kbroker/kbroker/compat$$')
+
+.PHONY: all build run deps vet staticcheck unit compat kgo-suite fuzz test clean
+
+all: build
+
+build:
+	$(GO) build -o bin/kbroker ./cmd/kbroker
+
+run: build
+	bin/kbroker config/server.properties --override log.dirs=./data
+
+deps:
+	scripts/deps.sh
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(STATICCHECK) ./...
+
+unit:
+	$(GO) test -count=1 -timeout 10m $(UNIT_PKGS)
+
+# Stock tools and clients against real broker processes.
+compat: deps build
+	$(GO) test -count=1 -timeout 20m ./compat/
+
+# franz-go's own pkg/kgo integration tests, the allow-listed ones.
+kgo-suite: build
+	compat/kgo-suite.sh
+
+fuzz:
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+test: deps vet staticcheck unit compat kgo-suite fuzz
+
+clean:
+	rm -rf bin data

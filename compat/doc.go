@@ -1,0 +1,11 @@
+// Package compat holds the compatibility tests: stock Apache Kafka tools
+// (compat/bin, jars from compat/pom.xml), kcat and franz-go driving real
+// kbroker processes started by compat/harness. It has no non-test code.
+//
+// Every test asserts on what a user would observe (lines printed, records
+// read back, offsets, error codes) and every wait in it is bounded.
+//
+// compat/kgo-suite.sh runs franz-go's own pkg/kgo integration tests
+// against a kbroker; compat/kgo-allowlist.txt lists the ones that pass and
+// compat/FINDINGS.md explains the ones that do not.
+package compat
