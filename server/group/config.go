@@ -1,0 +1,120 @@
+package group
+
+import (
+	"context"
+	"time"
+)
+
+// Config holds the group coordinator's settings, named after Kafka's
+// group.* and offsets.* broker properties.
+type Config struct {
+	// OffsetsTopicNumPartitions is offsets.topic.num.partitions (50). It
+	// must never change once __consumer_offsets exists: PartitionFor
+	// depends on it.
+	OffsetsTopicNumPartitions int32
+	// GroupInitialRebalanceDelay is group.initial.rebalance.delay.ms (3 s).
+	GroupInitialRebalanceDelay time.Duration
+	// GroupMinSessionTimeout is group.min.session.timeout.ms (6 s).
+	GroupMinSessionTimeout time.Duration
+	// GroupMaxSessionTimeout is group.max.session.timeout.ms (30 min).
+	GroupMaxSessionTimeout time.Duration
+	// GroupMaxSize is group.max.size. Kafka's default is unlimited; we
+	// bound it so one group cannot grow without limit.
+	GroupMaxSize int
+	// OffsetsRetention is offsets.retention.minutes (7 days).
+	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval is offsets.retention.check.interval.ms
+	// (10 min).
+	OffsetsRetentionCheckInterval time.Duration
+	// OffsetCommitTimeout is offsets.commit.timeout.ms (5 s): how long one
+	// append to __consumer_offsets may take.
+	OffsetCommitTimeout time.Duration
+	// OffsetMetadataMaxSize is offset.metadata.max.bytes (4096).
+	OffsetMetadataMaxSize int
+	// TopicPartitionExists answers OffsetCommit/OffsetDelete with
+	// UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist. Nil means
+	// every partition exists.
+	TopicPartitionExists func(topic string, partition int32) bool
+}
+
+// Defaults of Kafka 3.9 (GroupCoordinatorConfig, OffsetConfig).
+const (
+	DefaultOffsetsTopicNumPartitions     = 50
+	DefaultGroupInitialRebalanceDelay    = 3 * time.Second
+	DefaultGroupMinSessionTimeout        = 6 * time.Second
+	DefaultGroupMaxSessionTimeout        = 30 * time.Minute
+	DefaultGroupMaxSize                  = 10000
+	DefaultOffsetsRetention              = 7 * 24 * time.Hour
+	DefaultOffsetsRetentionCheckInterval = 10 * time.Minute
+	DefaultOffsetCommitTimeout           = 5 * time.Second
+	DefaultOffsetMetadataMaxSize         = 4096
+)
+
+// newMemberJoinTimeout bounds how long a member that has not yet received a
+// member id may sit in a rebalance (Kafka's NewMemberJoinTimeoutMs): such a
+// member cannot heartbeat, and a client that gave up and retried would
+// otherwise leave a defunct member behind forever.
+const newMemberJoinTimeout = 5 * time.Minute
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{
+		OffsetsTopicNumPartitions:     DefaultOffsetsTopicNumPartitions,
+		GroupInitialRebalanceDelay:    DefaultGroupInitialRebalanceDelay,
+		GroupMinSessionTimeout:        DefaultGroupMinSessionTimeout,
+		GroupMaxSessionTimeout:        DefaultGroupMaxSessionTimeout,
+		GroupMaxSize:                  DefaultGroupMaxSize,
+		OffsetsRetention:              DefaultOffsetsRetention,
+		OffsetsRetentionCheckInterval: DefaultOffsetsRetentionCheckInterval,
+		OffsetCommitTimeout:           DefaultOffsetCommitTimeout,
+		OffsetMetadataMaxSize:         DefaultOffsetMetadataMaxSize,
+	}
+}
+
+// withDefaults fills zero fields so a partially filled Config works.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.OffsetsTopicNumPartitions <= 0 {
+		c.OffsetsTopicNumPartitions = d.OffsetsTopicNumPartitions
+	}
+	if c.GroupInitialRebalanceDelay < 0 {
+		c.GroupInitialRebalanceDelay = 0
+	}
+	if c.GroupMinSessionTimeout <= 0 {
+		c.GroupMinSessionTimeout = d.GroupMinSessionTimeout
+	}
+	if c.GroupMaxSessionTimeout <= 0 {
+		c.GroupMaxSessionTimeout = d.GroupMaxSessionTimeout
+	}
+	if c.GroupMaxSize <= 0 {
+		c.GroupMaxSize = d.GroupMaxSize
+	}
+	if c.OffsetsRetention <= 0 {
+		c.OffsetsRetention = d.OffsetsRetention
+	}
+	if c.OffsetsRetentionCheckInterval <= 0 {
+		c.OffsetsRetentionCheckInterval = d.OffsetsRetentionCheckInterval
+	}
+	if c.OffsetCommitTimeout <= 0 {
+		c.OffsetCommitTimeout = d.OffsetCommitTimeout
+	}
+	if c.OffsetMetadataMaxSize <= 0 {
+		c.OffsetMetadataMaxSize = d.OffsetMetadataMaxSize
+	}
+	return c
+}
+
+// KV is one record of __consumer_offsets. A nil Value is a tombstone.
+type KV struct {
+	Key, Value []byte
+}
+
+// OffsetsLog is the coordinator's view of the __consumer_offsets partitions
+// it leads. Append returns once the records are committed (acks=all
+// semantics); only then does the coordinator acknowledge a commit or a
+// rebalance. Append must not call back into the Coordinator.
+type OffsetsLog interface {
+	Append(ctx context.Context, partition int32, records []KV) error
+	// Replay calls fn for every record of the partition in offset order.
+	Replay(partition int32, fn func(key, value []byte) error) error
+}

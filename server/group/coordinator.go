@@ -1,0 +1,183 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"unicode/utf16"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+type partitionStatus int
+
+const (
+	partitionLoading partitionStatus = iota + 1
+	partitionLoaded
+)
+
+type partitionState struct {
+	status partitionStatus
+	epoch  uint64 // tells a finished load whether an unload or reload overtook it
+}
+
+// Coordinator is the classic group coordinator for the __consumer_offsets
+// partitions loaded on this broker.
+type Coordinator struct {
+	cfg    Config
+	log    OffsetsLog
+	clock  Clock
+	logger *slog.Logger
+
+	// mu guards partitions, groups, closed and retentionTimer. It is a leaf
+	// lock: never take a group's lock while holding it.
+	mu             sync.Mutex
+	partitions     map[int32]*partitionState
+	groups         map[string]*group
+	loadEpoch      uint64
+	closed         bool
+	retentionTimer Timer
+}
+
+// New builds a coordinator that owns no partition yet; call LoadPartition
+// for each __consumer_offsets partition this broker leads.
+func New(cfg Config, log OffsetsLog, clock Clock, logger *slog.Logger) *Coordinator {
+	if clock == nil {
+		clock = RealClock{}
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	c := &Coordinator{
+		cfg:        cfg.withDefaults(),
+		log:        log,
+		clock:      clock,
+		logger:     logger.With("component", "group-coordinator"),
+		partitions: make(map[int32]*partitionState),
+		groups:     make(map[string]*group),
+	}
+	c.scheduleRetention()
+	return c
+}
+
+// Close stops the coordinator's timers and unloads every partition; waiting
+// JoinGroup/SyncGroup calls answer NOT_COORDINATOR.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	c.closed = true
+	if c.retentionTimer != nil {
+		c.retentionTimer.Stop()
+	}
+	var ps []int32
+	for p := range c.partitions {
+		ps = append(ps, p)
+	}
+	c.mu.Unlock()
+	for _, p := range ps {
+		c.UnloadPartition(p)
+	}
+}
+
+// PartitionFor is the __consumer_offsets partition of a group:
+// Utils.abs(groupId.hashCode) % offsets.topic.num.partitions, with Java's
+// String.hashCode over UTF-16 code units. Kafka's Utils.abs maps
+// Integer.MIN_VALUE to 0 and is Math.abs otherwise, which differs from
+// masking the sign bit; brokers of one cluster must agree, so we follow it.
+func (c *Coordinator) PartitionFor(groupID string) int32 {
+	return partitionFor(groupID, c.cfg.OffsetsTopicNumPartitions)
+}
+
+func partitionFor(groupID string, n int32) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(groupID)) {
+		h = 31*h + int32(u)
+	}
+	switch {
+	case h == -2147483648:
+		h = 0
+	case h < 0:
+		h = -h
+	}
+	return h % n
+}
+
+// status is Kafka's validateGroupStatus minus the group id check: the
+// error code a request for groupID gets before touching the group.
+func (c *Coordinator) status(groupID string) int16 {
+	p := c.PartitionFor(groupID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	ps := c.partitions[p]
+	switch {
+	case ps == nil:
+		return kerr.NotCoordinator.Code
+	case ps.status == partitionLoading:
+		return kerr.CoordinatorLoadInProgress.Code
+	}
+	return 0
+}
+
+func (c *Coordinator) lookup(groupID string) *group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.groups[groupID]
+}
+
+// getOrCreate returns the group, creating an Empty one when create is set.
+// It returns nil if the group's partition is no longer loaded.
+func (c *Coordinator) getOrCreate(groupID string, create bool) *group {
+	p := c.PartitionFor(groupID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g := c.groups[groupID]; g != nil || !create {
+		return g
+	}
+	if ps := c.partitions[p]; ps == nil || ps.status != partitionLoaded {
+		return nil
+	}
+	g := newGroup(groupID, p, c.clock.Now())
+	c.groups[groupID] = g
+	return g
+}
+
+// removeGroup drops a Dead group from the cache, unless it was already
+// replaced. Called with g.mu held (g.mu may be taken before c.mu).
+func (c *Coordinator) removeGroup(g *group) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.groups[g.id] == g {
+		delete(c.groups, g.id)
+	}
+}
+
+// append writes records to the group's partition, bounded by
+// offsets.commit.timeout.ms, and maps the failure to the error code Kafka
+// gives clients (GroupMetadataManager's storeGroup/storeOffsets mapping).
+func (c *Coordinator) append(ctx context.Context, partition int32, records []KV) int16 {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.OffsetCommitTimeout)
+	defer cancel()
+	err := c.log.Append(ctx, partition, records)
+	if err == nil {
+		return 0
+	}
+	c.logger.Warn("append to __consumer_offsets failed", "partition", partition, "err", err)
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	switch ke {
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
+		return kerr.NotCoordinator.Code
+	case kerr.RequestTimedOut:
+		return kerr.RebalanceInProgress.Code
+	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+		return kerr.UnknownServerError.Code
+	}
+	return ke.Code
+}

@@ -1,0 +1,40 @@
+// Package group is kbroker's classic consumer-group coordinator (Kafka's
+// GroupCoordinator and GroupMetadataManager, ZooKeeper-mode 3.9 behaviour).
+//
+// # API
+//
+// New builds a Coordinator over an OffsetsLog (the __consumer_offsets
+// partitions), a Clock and a logger. The broker calls LoadPartition /
+// UnloadPartition as it gains and loses leadership of __consumer_offsets
+// partitions, and PartitionFor to answer FindCoordinator. The API handlers
+// are thin wrappers around one method per Kafka API, each taking the decoded
+// kmsg request (its Version set) and returning the response of the same
+// version: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+// OffsetFetch, ListGroups, DescribeGroups, DeleteGroups, OffsetDelete.
+// JoinGroup and SyncGroup block until the rebalance step completes, so
+// handlers call them from protocol.Response.Wait. Handlers pass the request
+// header's client id and the peer host with WithClientInfo.
+//
+// # Invariants
+//
+//   - A commit or a rebalance is acknowledged only after OffsetsLog.Append
+//     returned; in-memory state changes only when the append succeeded, so
+//     what clients were told is what a reloading coordinator replays.
+//   - Records use Kafka 3.9's schemas and versions (offset commit key v1,
+//     value v3, or v1 with an expire timestamp; group metadata key v2,
+//     value v3), so __consumer_offsets stays readable by Kafka's tools.
+//   - Generation ids only grow, including across restarts: an empty
+//     generation is persisted too.
+//   - Every timer belongs to a group or a member and is stopped when it is
+//     replaced, the member leaves, or the group dies; a timer that fires
+//     late checks that it is still the current one.
+//
+// # Locks
+//
+// Lock order: group.mu before Coordinator.mu. Coordinator.mu guards the
+// partition and group maps and is held only briefly; group.mu guards
+// everything about one group and is held across OffsetsLog.Append, so the
+// order of records in the log is the order of changes in memory. Timer
+// callbacks take group.mu themselves. Blocked JoinGroup/SyncGroup calls wait
+// on a member's buffered channel with no lock held.
+package group
