@@ -1,0 +1,137 @@
+package server
+
+// DescribeTopicPartitions, version 0 (KIP-966; kafka-topics --describe in
+// Kafka 4.x uses it).
+//
+// Topics are answered in name order (all topics for an empty list),
+// starting at the cursor. At most ResponsePartitionLimit partitions (capped
+// at Kafka's max.request.partition.size.limit, 2000; a limit below 1 means
+// the cap) go into one response; NextCursor names the first partition left
+// out. With no ELR (KIP-966 eligible leader replicas are a KRaft feature),
+// the ELR lists are empty.
+
+import (
+	"context"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/protocol"
+)
+
+// maxRequestPartitionSizeLimit is Kafka's max.request.partition.size.limit.
+const maxRequestPartitionSizeLimit = 2000
+
+func init() {
+	register(kmsg.DescribeTopicPartitions.Int16(), 0, 0, handleDescribeTopicPartitions)
+}
+
+func handleDescribeTopicPartitions(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
+	r := req.Body.(*kmsg.DescribeTopicPartitionsRequest)
+	resp := kmsg.NewPtrDescribeTopicPartitionsResponse()
+	resp.SetVersion(req.Version)
+
+	all := len(r.Topics) == 0
+	var names []string
+	if all {
+		names = b.topicNames()
+	} else {
+		seen := map[string]bool{}
+		for _, t := range r.Topics {
+			if !seen[t.Topic] {
+				seen[t.Topic] = true
+				names = append(names, t.Topic)
+			}
+		}
+		sort.Strings(names)
+	}
+	cursorTopic, cursorPartition := "", int32(0)
+	if r.Cursor != nil {
+		cursorTopic, cursorPartition = r.Cursor.Topic, r.Cursor.Partition
+		if !all && !containsString(names, cursorTopic) {
+			// Kafka fails the whole request; every topic carries the error.
+			for _, n := range names {
+				st := kmsg.NewDescribeTopicPartitionsResponseTopic()
+				st.Topic, st.ErrorCode = nullableString(n), kerr.InvalidRequest.Code
+				resp.Topics = append(resp.Topics, st)
+			}
+			return protocol.Response{Msg: resp}
+		}
+	}
+
+	limit := r.ResponsePartitionLimit
+	if limit < 1 || limit > maxRequestPartitionSizeLimit {
+		limit = maxRequestPartitionSizeLimit
+	}
+	remaining := int(limit)
+	for _, n := range names {
+		if n < cursorTopic {
+			continue
+		}
+		if remaining == 0 {
+			resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: n, Partition: 0}
+			break
+		}
+		start := int32(0)
+		if n == cursorTopic {
+			start = cursorPartition
+		}
+		st, next := b.describeTopicPartitions(n, start, remaining)
+		remaining -= len(st.Partitions)
+		resp.Topics = append(resp.Topics, st)
+		if next >= 0 {
+			resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: n, Partition: next}
+			break
+		}
+	}
+	return protocol.Response{Msg: resp}
+}
+
+// describeTopicPartitions describes at most limit partitions of a topic from
+// start on; next is the first partition left out, or -1.
+func (b *Broker) describeTopicPartitions(name string, start int32, limit int) (kmsg.DescribeTopicPartitionsResponseTopic, int32) {
+	st := kmsg.NewDescribeTopicPartitionsResponseTopic()
+	st.Topic = nullableString(name)
+	t := b.topic(name)
+	if t == nil {
+		st.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		st.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
+		return st, -1
+	}
+	st.TopicID = t.ID
+	st.IsInternal = t.Internal
+	st.AuthorizedOperations = topicAuthorizedOperations
+	st.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
+	if start < 0 {
+		start = 0
+	}
+	for i := start; i < int32(len(t.Partitions)); i++ {
+		if len(st.Partitions) == limit {
+			return st, i
+		}
+		p := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
+		p.Partition = i
+		p.LeaderID = b.cfg.BrokerID
+		p.LeaderEpoch = 0
+		if tp := t.Partitions[i]; tp != nil {
+			p.LeaderEpoch = tp.LeaderEpoch()
+		}
+		p.Replicas = []int32{b.cfg.BrokerID}
+		p.ISR = []int32{b.cfg.BrokerID}
+		p.EligibleLeaderReplicas = []int32{}
+		p.LastKnownELR = []int32{}
+		p.OfflineReplicas = []int32{}
+		st.Partitions = append(st.Partitions, p)
+	}
+	return st, -1
+}
+
+func containsString(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,229 @@
+package server
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/config"
+)
+
+// describedConfig is one config as DescribeConfigs and CreateTopics v5+
+// report it.
+type describedConfig struct {
+	Name        string
+	Value       *string
+	ReadOnly    bool
+	Source      kmsg.ConfigSource
+	IsSensitive bool
+	Type        kmsg.ConfigType
+	Doc         *string
+	Synonyms    []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+}
+
+// topicBrokerSynonyms lists, for topic configs whose broker default comes
+// in several units, every broker key in Kafka's precedence order
+// (LogConfig.TopicConfigSynonyms); other configs have their one
+// BrokerConfig.
+var topicBrokerSynonyms = map[string][]string{
+	"retention.ms":      {"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
+	"segment.ms":        {"log.roll.ms", "log.roll.hours"},
+	"segment.jitter.ms": {"log.roll.jitter.ms", "log.roll.jitter.hours"},
+	"flush.ms":          {"log.flush.interval.ms", "log.flush.scheduler.interval.ms"},
+}
+
+func brokerSynonymsOf(d config.TopicConfigDef) []string {
+	if ks, ok := topicBrokerSynonyms[d.Name]; ok {
+		return ks
+	}
+	if d.BrokerConfig == "" {
+		return nil
+	}
+	return []string{d.BrokerConfig}
+}
+
+// kafkaDefaults holds every broker key's Kafka default, as a config built
+// from an empty file reports it: the DEFAULT_CONFIG synonyms.
+var kafkaDefaults = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	c, _, err := config.FromMap(map[string]string{})
+	if err != nil {
+		return m
+	}
+	for _, e := range c.BrokerConfigEntries() {
+		m[e.Name] = e.Value
+	}
+	return m
+})
+
+// brokerEntries indexes this broker's config entries by name.
+func (b *Broker) brokerEntries() map[string]config.BrokerConfigEntry {
+	m := map[string]config.BrokerConfigEntry{}
+	for _, e := range b.cfg.BrokerConfigEntries() {
+		m[e.Name] = e
+	}
+	return m
+}
+
+// topicConfigEntries describes every topic config (or only names, when
+// non-nil) given a topic's overrides, as Kafka's ConfigHelper does: an
+// override is DYNAMIC_TOPIC_CONFIG, otherwise the broker value is
+// STATIC_BROKER_CONFIG if server.properties set it, else DEFAULT_CONFIG.
+func (b *Broker) topicConfigEntries(overrides map[string]string, synonyms, docs bool, names ...string) []describedConfig {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var broker map[string]config.BrokerConfigEntry
+	if synonyms {
+		broker = b.brokerEntries()
+	}
+	defs := config.TopicConfigDefs()
+	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
+	out := make([]describedConfig, 0, len(defs))
+	for _, d := range defs {
+		if len(want) > 0 && !want[d.Name] {
+			continue
+		}
+		e := describedConfig{Name: d.Name, Type: d.Type}
+		if v, ok := overrides[d.Name]; ok {
+			e.Value, e.Source = nullableString(v), kmsg.ConfigSourceDynamicTopicConfig
+		} else {
+			v, src := b.cfg.TopicDefault(d.Name)
+			e.Value, e.Source = nullableString(v), src
+		}
+		if docs {
+			e.Doc = nullableString(d.Doc)
+		}
+		if synonyms {
+			e.Synonyms = topicSynonyms(d, overrides, broker)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// topicSynonyms lists where a topic config's value could come from, highest
+// precedence first: the topic override, then the broker keys set in
+// server.properties, then the broker keys' Kafka defaults
+// (ConfigHelper.configSynonyms groups by source, not by key).
+func topicSynonyms(d config.TopicConfigDef, overrides map[string]string, broker map[string]config.BrokerConfigEntry) []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
+	var out []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+	add := func(name, value string, src kmsg.ConfigSource) {
+		s := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+		s.Name, s.Value, s.Source = name, nullableString(value), src
+		out = append(out, s)
+	}
+	if v, ok := overrides[d.Name]; ok {
+		add(d.Name, v, kmsg.ConfigSourceDynamicTopicConfig)
+	}
+	keys := brokerSynonymsOf(d)
+	for _, k := range keys {
+		if e, ok := broker[k]; ok && e.Source == kmsg.ConfigSourceStaticBrokerConfig {
+			add(k, e.Value, kmsg.ConfigSourceStaticBrokerConfig)
+		}
+	}
+	defaults := kafkaDefaults()
+	for _, k := range keys {
+		if v, ok := defaults[k]; ok {
+			add(k, v, kmsg.ConfigSourceDefaultConfig)
+		}
+	}
+	return out
+}
+
+// brokerConfigEntries describes this broker's static configuration. Every
+// entry is read-only: kbroker has no dynamic broker configs (GAPS.md).
+func (b *Broker) brokerConfigEntries(synonyms, docs bool, names ...string) []describedConfig {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	defaults := kafkaDefaults()
+	var out []describedConfig
+	for _, e := range b.cfg.BrokerConfigEntries() {
+		if len(want) > 0 && !want[e.Name] {
+			continue
+		}
+		d := describedConfig{Name: e.Name, Value: nullableString(e.Value), ReadOnly: e.ReadOnly, Source: e.Source, IsSensitive: e.Sensitive, Type: e.Type}
+		if e.Sensitive {
+			d.Value = nil
+		}
+		if docs {
+			d.Doc = nil // Kafka's broker docs are long prose we do not carry.
+		}
+		if synonyms {
+			add := func(v string, src kmsg.ConfigSource) {
+				s := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				s.Name, s.Value, s.Source = e.Name, nullableString(v), src
+				if e.Sensitive {
+					s.Value = nil
+				}
+				d.Synonyms = append(d.Synonyms, s)
+			}
+			if e.Source == kmsg.ConfigSourceStaticBrokerConfig {
+				add(e.Value, kmsg.ConfigSourceStaticBrokerConfig)
+			}
+			if v, ok := defaults[e.Name]; ok {
+				add(v, kmsg.ConfigSourceDefaultConfig)
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// brokerResourceError checks a BROKER resource name: this broker's id, or
+// "" for the cluster-wide default (which, without dynamic configs, holds
+// nothing). Kafka answers INVALID_REQUEST for anything else.
+func (b *Broker) brokerResourceError(name string) *topicError {
+	if name == "" {
+		return nil
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return newTopicError(kerr.InvalidRequest, "Broker id must be an integer, but it is: %s", name)
+	}
+	if int32(id) != b.cfg.BrokerID {
+		return newTopicError(kerr.InvalidRequest, "Unexpected broker id, expected %d or empty string, but received %s", b.cfg.BrokerID, name)
+	}
+	return nil
+}
+
+// dynamicBrokerConfigError is Kafka's answer to changing a broker config
+// that cannot change at runtime; for kbroker that is every broker config.
+func dynamicBrokerConfigError(name string, keys []string) *topicError {
+	sort.Strings(keys)
+	return newTopicError(kerr.InvalidRequest,
+		"Invalid config value for resource ConfigResource(type=BROKER, name='%s'): Cannot update these configs dynamically: Set(%s)", name, strings.Join(keys, ", "))
+}
+
+// unknownTopicError is the answer for a config resource naming a topic that
+// does not exist.
+func unknownTopicError(name string) *topicError {
+	return newTopicError(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", name)
+}
+
+// applyTopicConfigs validates and stores a topic's complete override set.
+func (b *Broker) applyTopicConfigs(topic string, overrides map[string]string, validateOnly bool) error {
+	if b.topic(topic) == nil {
+		return unknownTopicError(topic)
+	}
+	if err := config.ValidateTopicConfigs(overrides); err != nil {
+		return &configError{err}
+	}
+	if validateOnly {
+		return nil
+	}
+	return b.setTopicConfigs(topic, overrides)
+}
+
+// resourceTypeError answers a resource type this broker has no configs for.
+func resourceTypeError(t kmsg.ConfigResourceType) *topicError {
+	return newTopicError(kerr.InvalidRequest, "Unsupported resource type %s", fmt.Sprint(t))
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Bit sets of the operations a client may perform when no authorizer is
+// configured: Kafka then reports every operation the resource type
+// supports (AclEntry.supportedOperations). Bits are AclOperation codes.
+const (
+	topicAuthorizedOperations = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
+	// READ WRITE CREATE DELETE ALTER DESCRIBE DESCRIBE_CONFIGS ALTER_CONFIGS
+	clusterAuthorizedOperations = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
+	// CREATE ALTER DESCRIBE CLUSTER_ACTION DESCRIBE_CONFIGS ALTER_CONFIGS IDEMPOTENT_WRITE
+	authorizedOperationsNotRequested = -2147483648
+)
+
+// topicNameProblem returns Kafka's InvalidTopicException message for an
+// illegal name (Topic.validate), or "" for a legal one.
+func topicNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "Topic name is illegal, it can't be empty"
+	case name == "." || name == "..":
+		return `Topic name cannot be "." or ".."`
+	case len(name) > maxTopicNameLen:
+		return fmt.Sprintf("Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLen, name)
+	case !legalTopicName.MatchString(name):
+		return fmt.Sprintf("Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+	}
+	return ""
+}
+
+// topicError is a per-topic admin failure: a Kafka error code and the
+// message CreateTopics/DeleteTopics/CreatePartitions carry since their
+// versions with ErrorMessage.
+type topicError struct {
+	code int16
+	msg  string
+}
+
+func (e *topicError) Error() string { return e.msg }
+
+func newTopicError(err *kerr.Error, format string, args ...any) *topicError {
+	return &topicError{code: err.Code, msg: fmt.Sprintf(format, args...)}
+}
+
+// adminError turns an error from the topic table into a code and message.
+// A configError keeps its validation text; other Kafka errors get the
+// message Kafka's controller would write.
+func adminError(err error, topic string) (int16, *string) {
+	if err == nil {
+		return 0, nil
+	}
+	var te *topicError
+	if errors.As(err, &te) {
+		return te.code, &te.msg
+	}
+	var ce *configError
+	if errors.As(err, &ce) {
+		msg := ce.Error()
+		return kerr.InvalidConfig.Code, &msg
+	}
+	code := errCode(err)
+	var msg string
+	switch code {
+	case kerr.TopicAlreadyExists.Code:
+		msg = fmt.Sprintf("Topic '%s' already exists.", topic)
+	case kerr.UnknownTopicOrPartition.Code:
+		msg = "This server does not host this topic-partition."
+	case kerr.InvalidTopicException.Code:
+		if msg = topicNameProblem(topic); msg == "" {
+			msg = fmt.Sprintf("Topic '%s' collides with an existing topic (topic names may not differ only by '.' and '_').", topic)
+		}
+	case kerr.InvalidReplicaAssignment.Code:
+		msg = "The manual partition assignment includes a broker that is not registered, an empty or a duplicate replica list."
+	case kerr.UnknownServerError.Code:
+		msg = err.Error()
+	default:
+		if ke := kerr.ErrorForCode(code); ke != nil {
+			msg = ke.Error()
+		}
+	}
+	return code, &msg
+}
+
+// replicationFactorError is Kafka's message when a factor cannot be
+// placed on the registered brokers (ReplicationControlManager).
+func (b *Broker) replicationFactorError(rf int16) *topicError {
+	return newTopicError(kerr.InvalidReplicationFactor,
+		"Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only 1 broker(s) are registered.", rf, rf)
+}
+
+// autoCreateTopic creates a topic a client named in Metadata with the
+// broker defaults; __consumer_offsets gets the group coordinator's settings
+// and is handed to it, as its first FindCoordinator would do.
+func (b *Broker) autoCreateTopic(name string) error {
+	if name == offsetsTopic {
+		return b.ensureOffsetsTopic()
+	}
+	_, err := b.createTopic(CreateTopicRequest{Name: name, NumPartitions: -1, ReplicationFactor: -1})
+	return err
+}
+
+// metadataTopic describes a topic the way Metadata reports it: every
+// partition led by this broker, which is also the only replica and the ISR.
+func (b *Broker) metadataTopic(t *Topic) kmsg.MetadataResponseTopic {
+	rt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	rt.Topic = &name
+	rt.TopicID = t.ID
+	rt.IsInternal = t.Internal
+	rt.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, len(t.Partitions))
+	for i, p := range t.Partitions {
+		rp := kmsg.NewMetadataResponseTopicPartition()
+		rp.Partition = int32(i)
+		rp.Leader = b.cfg.BrokerID
+		if p != nil {
+			rp.LeaderEpoch = p.LeaderEpoch()
+		}
+		rp.Replicas = []int32{b.cfg.BrokerID}
+		rp.ISR = []int32{b.cfg.BrokerID}
+		rp.OfflineReplicas = []int32{}
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	return rt
+}
+
+// isInternalTopic reports Kafka's internal topics by name, for topics that
+// may not exist yet.
+func isInternalTopic(name string) bool {
+	return name == offsetsTopic || name == "__transaction_state"
+}
+
+// nullableString returns a pointer to s, for kmsg's nullable strings.
+func nullableString(s string) *string { return &s }
+
+// joinTopics lists topic names in an error message the way Kafka's
+// collections print.
+func joinTopics(names []string) string { return strings.Join(names, ", ") }
