@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kbroker/kbroker/logstore"
 )
 
@@ -120,4 +122,22 @@ func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
 		return 0, err
 	}
 	return p.log.LogStartOffset(), nil
+}
+
+// CheckLeaderEpoch validates the current_leader_epoch a client sent with
+// Fetch, ListOffsets or OffsetForLeaderEpoch (KIP-320). -1 means the
+// client does not know it and skips the check. An older epoch means the
+// client's metadata is stale (FENCED_LEADER_EPOCH); a newer one means
+// this broker has not yet learned of a leader change (UNKNOWN_LEADER_EPOCH).
+func (p *Partition) CheckLeaderEpoch(requested int32) error {
+	if requested == -1 {
+		return nil
+	}
+	switch e := p.LeaderEpoch(); {
+	case requested < e:
+		return kerr.FencedLeaderEpoch
+	case requested > e:
+		return kerr.UnknownLeaderEpoch
+	}
+	return nil
 }

@@ -1,0 +1,183 @@
+package server
+
+// Produce, versions 0-11 advertised, 3-11 served.
+//
+// Versions 0-2 (message formats v0/v1) are advertised only because
+// librdkafka's feature detection needs Produce v0 in the ApiVersions range
+// (KAFKA-18659, as Kafka 4.x does); such requests get UNSUPPORTED_VERSION
+// for every partition.
+//
+// Two phases: Handle validates and appends, partition by partition, in
+// request order; an acks=-1 request whose partitions' high watermarks have
+// not yet reached the appended offsets (never the case standalone, where
+// HW = LEO) waits in Response.Wait until they do, for at most TimeoutMillis
+// (then REQUEST_TIMED_OUT). acks=0 sends nothing back, and closes the
+// connection on an error so that the producer refreshes its metadata.
+//
+// Differences from Kafka: no recompression to the topic's compression.type
+// and no per-record validation (offset deltas, keys on compacted topics)
+// beyond the batch header checks; see GAPS.md.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/server/producerstate"
+)
+
+func init() { register(kmsg.Produce.Int16(), 0, 11, handleProduce) }
+
+// producePending is an appended partition whose acks=-1 answer waits for
+// the high watermark to reach requiredOffset.
+type producePending struct {
+	topic, partition int // indexes into the response
+	p                *replica.Partition
+	requiredOffset   int64
+}
+
+func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
+	r := req.Body.(*kmsg.ProduceRequest)
+	resp := kmsg.NewPtrProduceResponse()
+	resp.SetVersion(req.Version)
+
+	var topLevelErr error
+	switch {
+	case req.Version < 3:
+		topLevelErr = kerr.UnsupportedVersion
+	case r.Acks != -1 && r.Acks != 0 && r.Acks != 1:
+		topLevelErr = kerr.InvalidRequiredAcks
+	}
+	now := time.Now().UnixMilli()
+	var pending []producePending
+	failed := false
+	for _, rt := range r.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		t := b.topic(rt.Topic)
+		var rules produceRules
+		if t != nil && topLevelErr == nil {
+			rules = b.produceRules(t)
+		}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			err := topLevelErr
+			var p *replica.Partition
+			if err == nil {
+				p = b.partition(rt.Topic, rp.Partition)
+				if p == nil {
+					err = kerr.UnknownTopicOrPartition
+				}
+			}
+			var lastOffset int64
+			if err == nil {
+				lastOffset, err = b.data.produceToPartition(p, rp.Records, req.Version, rules, now, &sp)
+			}
+			if err != nil {
+				sp.ErrorCode = errCode(err)
+				failed = true
+			} else if r.Acks == -1 && p.HighWatermark() <= lastOffset {
+				pending = append(pending, producePending{
+					topic: len(resp.Topics), partition: len(st.Partitions),
+					p: p, requiredOffset: lastOffset + 1,
+				})
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if r.Acks == 0 {
+		if failed {
+			return protocol.Response{Close: true}
+		}
+		return protocol.Response{None: true}
+	}
+	return produceWait(resp, pending, time.Duration(r.TimeoutMillis)*time.Millisecond)
+}
+
+// produceToPartition validates and appends one partition's records and
+// fills sp with the outcome. It returns the offset of the batch's last
+// record, which an acks=-1 answer waits to see committed.
+func (d *dataPath) produceToPartition(p *replica.Partition, records []byte, version int16, rules produceRules, now int64, sp *kmsg.ProduceResponseTopicPartition) (int64, error) {
+	batches, err := validateProduce(records, version, rules, now)
+	if err != nil {
+		return -1, err
+	}
+	pd := d.partData(p)
+	pd.appendMu.Lock()
+	defer pd.appendMu.Unlock()
+	h := &batches[0].Header
+	var ps *producerstate.State
+	if h.ProducerID >= 0 {
+		ps, err = pd.producerState(p, time.UnixMilli(now))
+		if err != nil {
+			return -1, err
+		}
+		v, err := ps.Check(producerBatch(h))
+		if err != nil {
+			return -1, err
+		}
+		if v.Duplicate {
+			// A retried batch: answer with where it went the first time.
+			sp.BaseOffset = v.Original.FirstOffset
+			sp.LogStartOffset = p.LogStartOffset()
+			return v.Original.LastOffset, nil
+		}
+	}
+	lat := int64(-1)
+	if rules.logAppendTime {
+		lat = now
+	}
+	info, err := p.AppendAsLeader(batches, lat)
+	if err != nil {
+		return -1, err
+	}
+	if ps != nil {
+		ps.Update(producerBatch(h), info.FirstOffset, info.LastOffset)
+	}
+	sp.BaseOffset = info.FirstOffset
+	sp.LogAppendTime = info.LogAppendTime
+	sp.LogStartOffset = p.LogStartOffset()
+	return info.LastOffset, nil
+}
+
+// produceWait answers at once when nothing waits for replication, else
+// returns the second phase: wait until every pending partition's high
+// watermark passed its appended offsets, or the request's timeout.
+func produceWait(resp *kmsg.ProduceResponse, pending []producePending, timeout time.Duration) protocol.Response {
+	if len(pending) == 0 {
+		return protocol.Response{Msg: resp}
+	}
+	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		for _, pp := range pending {
+			for {
+				changed := pp.p.Changed()
+				if pp.p.HighWatermark() >= pp.requiredOffset {
+					break
+				}
+				select {
+				case <-changed:
+					continue
+				case <-timer.C:
+				case <-ctx.Done():
+				}
+				// Timed out: this and every still-pending partition.
+				for _, rest := range pending {
+					if rest.p.HighWatermark() < rest.requiredOffset {
+						resp.Topics[rest.topic].Partitions[rest.partition].ErrorCode = kerr.RequestTimedOut.Code
+					}
+				}
+				return protocol.Response{Msg: resp}
+			}
+		}
+		return protocol.Response{Msg: resp}
+	}}
+}

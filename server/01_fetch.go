@@ -1,0 +1,221 @@
+package server
+
+// Fetch, versions 4-16.
+//
+// Consumers read below the high watermark; isolation_level is accepted and
+// read_committed sees the same data, since without transactions the last
+// stable offset is the high watermark. Sessions follow KIP-227
+// (fetch_session.go). A fetch that finds fewer than min_bytes waits up to
+// max_wait_ms in Response.Wait, woken by any of its partitions' high
+// watermark changes. Large answers are written zero-copy (fetch_frame.go).
+//
+// Differences from Kafka: a follower's fetch (replica id >= 0) is served
+// like a consumer's until replication exists; rack-aware preferred read
+// replicas are not chosen (always -1); no throttling.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/protocol"
+)
+
+func init() { register(kmsg.Fetch.Int16(), 4, 16, handleFetch) }
+
+// copyThreshold: answers with less record data than this are copied into
+// memory and sent as a plain message; the zero-copy frame pays off above.
+const copyThreshold = 16 << 10
+
+func handleFetch(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
+	r := req.Body.(*kmsg.FetchRequest)
+	now := time.Now()
+	plan, err := b.data.planFetch(r, req.Version, now)
+	if err != nil {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.SetVersion(req.Version)
+		resp.ErrorCode = errCode(err)
+		return protocol.Response{Msg: resp}
+	}
+	n := plan.read()
+	if r.MaxWaitMillis <= 0 || n >= plan.minBytes || len(plan.parts) == 0 || plan.anyError() {
+		return plan.answer()
+	}
+	maxWait := time.Duration(r.MaxWaitMillis) * time.Millisecond
+	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
+		plan.waitForData(ctx, maxWait)
+		return plan.answer()
+	}}
+}
+
+// planFetch resolves the request's partitions, through the session for an
+// incremental fetch.
+func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time) (*fetchPlan, error) {
+	plan := &fetchPlan{
+		version:  version,
+		maxBytes: int(r.MaxBytes),
+		minBytes: int(r.MinBytes),
+		full:     true,
+	}
+	if plan.maxBytes <= 0 {
+		plan.maxBytes = 0
+	}
+	usesIDs := version >= 13
+	reqParts := d.requestPartitions(r, usesIDs)
+	if version < 7 || r.SessionEpoch == initialEpoch || r.SessionEpoch == finalEpoch {
+		if version >= 7 && r.SessionID != 0 {
+			// A full fetch naming a session closes it (KIP-227).
+			d.sessions.remove(r.SessionID)
+		}
+		if version >= 7 && r.SessionEpoch == initialEpoch {
+			if s := d.sessions.create(reqParts, usesIDs, now); s != nil {
+				plan.newSessID = s.id
+			}
+		}
+		plan.parts = d.resolve(reqParts, usesIDs)
+		return plan, nil
+	}
+	s, err := d.sessions.get(r.SessionID, r.SessionEpoch, usesIDs, now)
+	if err != nil {
+		return nil, err
+	}
+	var forgotten []sessionKey
+	for _, ft := range r.ForgottenTopics {
+		for _, p := range ft.Partitions {
+			k := sessionKey{partition: p}
+			if usesIDs {
+				k.topicID = ft.TopicID
+			} else {
+				k.topic = ft.Topic
+			}
+			forgotten = append(forgotten, k)
+		}
+	}
+	s.mu.Lock()
+	s.update(reqParts, forgotten)
+	parts := append([]*sessionPartition(nil), s.parts...)
+	s.mu.Unlock()
+	plan.session, plan.full = s, false
+	plan.parts = d.resolve(parts, usesIDs)
+	return plan, nil
+}
+
+// requestPartitions turns the request's topics into session partitions.
+func (d *dataPath) requestPartitions(r *kmsg.FetchRequest, usesIDs bool) []*sessionPartition {
+	var out []*sessionPartition
+	for _, rt := range r.Topics {
+		for _, rp := range rt.Partitions {
+			k := sessionKey{partition: rp.Partition}
+			if usesIDs {
+				k.topicID = rt.TopicID
+			} else {
+				k.topic = rt.Topic
+			}
+			out = append(out, &sessionPartition{
+				key:                k,
+				fetchOffset:        rp.FetchOffset,
+				partitionMaxBytes:  rp.PartitionMaxBytes,
+				currentLeaderEpoch: rp.CurrentLeaderEpoch,
+				highWatermark:      -2, // never sent yet
+			})
+		}
+	}
+	return out
+}
+
+// resolve finds each partition's replica.Partition. With topic ids (v13+)
+// an unknown id is UNKNOWN_TOPIC_ID; the response still names the topic
+// by name where known, since v13+ responses carry only the id.
+func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart {
+	out := make([]*fetchPart, len(parts))
+	for i, sp := range parts {
+		fp := &fetchPart{sp: sp}
+		var t *Topic
+		if usesIDs {
+			t = d.b.topicByID(sp.key.topicID)
+		} else {
+			t = d.b.topic(sp.key.topic)
+		}
+		switch {
+		case t == nil && usesIDs:
+			fp.err = kerr.UnknownTopicID
+		case t == nil || sp.key.partition < 0 || int(sp.key.partition) >= len(t.Partitions):
+			fp.err = kerr.UnknownTopicOrPartition
+		default:
+			fp.p = t.Partitions[sp.key.partition]
+		}
+		out[i] = fp
+	}
+	return out
+}
+
+// waitForData blocks until min_bytes are readable, a partition fails, the
+// wait times out or ctx ends. It re-reads after every high-watermark
+// change of any partition in the fetch.
+func (f *fetchPlan) waitForData(ctx context.Context, maxWait time.Duration) {
+	timer := time.NewTimer(maxWait)
+	defer timer.Stop()
+	for {
+		stop := make(chan struct{})
+		wake := make(chan struct{}, 1)
+		for _, fp := range f.parts {
+			if fp.p == nil {
+				continue
+			}
+			changed := fp.p.Changed()
+			go func() {
+				select {
+				case <-changed:
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
+				case <-stop:
+				}
+			}()
+		}
+		// Data may have arrived between the last read and arming.
+		n := f.read()
+		if n >= f.minBytes || f.anyError() {
+			close(stop)
+			return
+		}
+		select {
+		case <-wake:
+			close(stop)
+		case <-timer.C:
+			close(stop)
+			return
+		case <-ctx.Done():
+			close(stop)
+			return
+		}
+	}
+}
+
+// answer encodes the last read: a plain message when small, else a frame
+// whose record bytes go straight from the log to the socket.
+func (f *fetchPlan) answer() protocol.Response {
+	resp, holes := f.response()
+	total := 0
+	for _, h := range holes {
+		total += h.Data.Len()
+	}
+	if total < copyThreshold {
+		for _, h := range holes {
+			data, err := h.Data.Bytes()
+			if err != nil {
+				return protocol.Response{Close: true}
+			}
+			*h.Slot = data
+		}
+		return protocol.Response{Msg: resp}
+	}
+	frame, err := buildFrame(holes, func() []byte { return resp.AppendTo(nil) })
+	if err != nil {
+		return protocol.Response{Close: true}
+	}
+	return protocol.Response{Frame: frame}
+}

@@ -1,0 +1,168 @@
+package server
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/replica"
+)
+
+// fetchPart is one partition of a fetch as the data path sees it: from the
+// request (full fetch) or from the session (incremental fetch).
+type fetchPart struct {
+	sp  *sessionPartition
+	p   *replica.Partition // nil when err is set
+	err error              // unknown topic, topic id or partition
+
+	// Outcome of the last read.
+	data    logstore.ReadResult
+	info    replica.ReadInfo
+	readErr error
+}
+
+// fetchPlan is everything needed to read and answer a fetch; it survives
+// into the long-poll wait.
+type fetchPlan struct {
+	version   int16
+	maxBytes  int
+	minBytes  int
+	parts     []*fetchPart
+	session   *fetchSession // nil for sessionless and uncached full fetches
+	full      bool
+	newSessID int32
+}
+
+// read reads every partition, honouring response and partition limits:
+// the first partition that has data gets at least one whole batch even
+// when it exceeds the limits (KIP-74), later ones only what fits. It
+// returns the number of record bytes read.
+func (f *fetchPlan) read() int {
+	remaining := f.maxBytes
+	total := 0
+	minOne := true
+	for _, fp := range f.parts {
+		fp.data, fp.readErr = nil, nil
+		if fp.err != nil {
+			continue
+		}
+		if err := fp.p.CheckLeaderEpoch(fp.sp.currentLeaderEpoch); err != nil {
+			fp.readErr = err
+			continue
+		}
+		limit := min(int(fp.sp.partitionMaxBytes), remaining)
+		if limit <= 0 && !minOne {
+			fp.info = replica.ReadInfo{HighWatermark: fp.p.HighWatermark(), LogStartOffset: fp.p.LogStartOffset(), LogEndOffset: fp.p.LogEndOffset()}
+			continue
+		}
+		rr, info, err := fp.p.Read(fp.sp.fetchOffset, max(limit, 0), minOne)
+		fp.info = info
+		if err != nil {
+			fp.readErr = err
+			continue
+		}
+		n := rr.Len()
+		if n > 0 {
+			fp.data = rr
+			minOne = false
+			total += n
+			remaining -= n
+		}
+	}
+	return total
+}
+
+// anyError reports whether some partition failed, which answers a
+// long-polling fetch at once (Kafka's DelayedFetch does the same).
+func (f *fetchPlan) anyError() bool {
+	for _, fp := range f.parts {
+		if fp.err != nil || fp.readErr != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// response builds the answer from the last read. For an incremental fetch
+// only partitions with news are included, and the session learns what was
+// sent. The returned holes are the partitions whose records are to be
+// spliced in (their RecordBatches left nil).
+func (f *fetchPlan) response() (*kmsg.FetchResponse, []frameHole) {
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(f.version)
+	resp.SessionID = f.newSessID
+	if f.session != nil {
+		resp.SessionID = f.session.id
+		f.session.mu.Lock()
+		defer f.session.mu.Unlock()
+	}
+	type at struct{ t, p int }
+	var where []at
+	var holeParts []*fetchPart
+	hadData := map[sessionKey]bool{}
+	for _, fp := range f.parts {
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.Partition = fp.sp.key.partition
+		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+		rp.PreferredReadReplica = -1
+		switch {
+		case fp.err != nil:
+			rp.ErrorCode = errCode(fp.err)
+		default:
+			// Like Kafka, a read error leaves the offsets unknown (-1).
+			if fp.readErr != nil {
+				rp.ErrorCode = errCode(fp.readErr)
+			} else {
+				rp.HighWatermark = fp.info.HighWatermark
+				rp.LastStableOffset = fp.info.HighWatermark // no transactions: LSO = HW
+				rp.LogStartOffset = fp.info.LogStartOffset
+			}
+		}
+		if !f.full && !fp.sp.hasNews(&rp, fp.data) {
+			continue
+		}
+		fp.sp.highWatermark, fp.sp.logStartOffset, fp.sp.lastStableOffset = rp.HighWatermark, rp.LogStartOffset, rp.LastStableOffset
+		if fp.data != nil {
+			hadData[fp.sp.key] = true
+		}
+		n := len(resp.Topics)
+		if n == 0 || resp.Topics[n-1].Topic != fp.sp.key.topic || resp.Topics[n-1].TopicID != fp.sp.key.topicID {
+			rt := kmsg.NewFetchResponseTopic()
+			rt.Topic, rt.TopicID = fp.sp.key.topic, fp.sp.key.topicID
+			resp.Topics = append(resp.Topics, rt)
+			n++
+		}
+		resp.Topics[n-1].Partitions = append(resp.Topics[n-1].Partitions, rp)
+		if fp.data != nil {
+			where = append(where, at{n - 1, len(resp.Topics[n-1].Partitions) - 1})
+			holeParts = append(holeParts, fp)
+		}
+	}
+	if f.session != nil && !f.full {
+		f.session.rotate(hadData)
+	}
+	// Slots are taken only now: appends above may have moved the slices.
+	holes := make([]frameHole, len(where))
+	for i, w := range where {
+		holes[i] = frameHole{Slot: &resp.Topics[w.t].Partitions[w.p].RecordBatches, Data: holeParts[i].data}
+	}
+	return resp, holes
+}
+
+// hasNews reports whether an incremental response must include the
+// partition (KIP-227): records, an error, or a change of what the client
+// was last told.
+func (sp *sessionPartition) hasNews(rp *kmsg.FetchResponseTopicPartition, data logstore.ReadResult) bool {
+	return data != nil || rp.ErrorCode != 0 ||
+		rp.HighWatermark != sp.highWatermark ||
+		rp.LogStartOffset != sp.logStartOffset ||
+		rp.LastStableOffset != sp.lastStableOffset
+}
+
+// unknownTopicErr is the error for a fetch partition naming no hosted topic.
+func unknownTopicErr(version int16) error {
+	if version >= 13 {
+		return kerr.UnknownTopicID
+	}
+	return kerr.UnknownTopicOrPartition
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// producerIDBlockSize is the size of the blocks producer ids are handed
+// out in, as with Kafka's /latest_producer_id_block.
+const producerIDBlockSize = 1000
+
+// producerIDBlockFile, in the first log dir, holds the first id of the next
+// unallocated block. It is written (and synced) before any id of a new
+// block is handed out, so an id is never given twice, across restarts too;
+// a crash only wastes the rest of the current block.
+const producerIDBlockFile = "producer-id-block"
+
+// producerIDManager allocates producer ids for InitProducerId.
+type producerIDManager struct {
+	path string
+
+	mu        sync.Mutex
+	next, end int64 // current block: [next, end)
+}
+
+func newProducerIDManager(dir string) *producerIDManager {
+	return &producerIDManager{path: filepath.Join(dir, producerIDBlockFile)}
+}
+
+// generate returns a producer id that was never returned before.
+func (m *producerIDManager) generate() (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.next == m.end {
+		if err := m.claimBlock(); err != nil {
+			return -1, err
+		}
+	}
+	id := m.next
+	m.next++
+	return id, nil
+}
+
+// claimBlock reserves the next block on disk. The caller holds mu.
+func (m *producerIDManager) claimBlock() error {
+	start := int64(0)
+	data, err := os.ReadFile(m.path)
+	switch {
+	case err == nil:
+		start, err = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+		if err != nil || start < 0 {
+			return fmt.Errorf("%s: corrupt producer id block %q", m.path, data)
+		}
+	case !os.IsNotExist(err):
+		return err
+	}
+	end := start + producerIDBlockSize
+	if err := writeFileSync(m.path, []byte(strconv.FormatInt(end, 10)+"\n")); err != nil {
+		return err
+	}
+	m.next, m.end = start, end
+	return nil
+}
+
+// writeFileSync replaces path atomically and durably: temp file, fsync,
+// rename, fsync of the directory.
+func writeFileSync(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

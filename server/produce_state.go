@@ -1,0 +1,133 @@
+package server
+
+import (
+	"sync"
+	"time"
+
+	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/server/producerstate"
+)
+
+// producerIDExpiration is producer.id.expiration.ms (Kafka's default, one
+// day): producers idle longer are forgotten, which bounds each partition's
+// producer table and how far back the table is rebuilt from the log.
+const producerIDExpiration = 24 * time.Hour
+
+// dataPath is the produce/fetch path's state: each partition's producer
+// table and append lock, the producer-id allocator and the fetch sessions.
+type dataPath struct {
+	b *Broker
+
+	// parts maps *replica.Partition to *partitionData. Keyed by the
+	// partition object so that a deleted and recreated topic starts clean.
+	parts sync.Map
+
+	producerIDs *producerIDManager
+	sessions    *fetchSessionCache
+}
+
+func newDataPath(b *Broker) *dataPath {
+	d := &dataPath{
+		b:        b,
+		sessions: newFetchSessionCache(defaultFetchSessionSlots, b.logger),
+	}
+	if len(b.cfg.LogDirs) > 0 {
+		d.producerIDs = newProducerIDManager(b.cfg.LogDirs[0])
+	}
+	return d
+}
+
+// partitionData is what the data path keeps per hosted partition.
+type partitionData struct {
+	// appendMu is held across the producer-state check, the log append and
+	// the state update, which makes sequence checks atomic with appends.
+	appendMu   sync.Mutex
+	producers  *producerstate.State // nil until loaded, under appendMu
+	lastExpire time.Time
+}
+
+// partData returns p's state, creating it on first use.
+func (d *dataPath) partData(p *replica.Partition) *partitionData {
+	if v, ok := d.parts.Load(p); ok {
+		return v.(*partitionData)
+	}
+	v, _ := d.parts.LoadOrStore(p, &partitionData{})
+	return v.(*partitionData)
+}
+
+// producerState returns p's producer table, rebuilding it from the log on
+// first use: the headers of every batch written within the producer
+// expiration window are replayed, so that a batch retried across a broker
+// restart is still recognised as a duplicate. The caller holds appendMu.
+func (pd *partitionData) producerState(p *replica.Partition, now time.Time) (*producerstate.State, error) {
+	if pd.producers != nil {
+		if now.Sub(pd.lastExpire) > time.Minute {
+			pd.producers.Expire(now.Add(-producerIDExpiration).UnixMilli())
+			pd.producers.Evict(p.LogStartOffset())
+			pd.lastExpire = now
+		}
+		return pd.producers, nil
+	}
+	s, err := rebuildProducerState(p.Log(), now)
+	if err != nil {
+		return nil, err
+	}
+	pd.producers, pd.lastExpire = s, now
+	return s, nil
+}
+
+// rebuildChunk is how much log is read per step of a rebuild.
+const rebuildChunk = 1 << 20
+
+// rebuildProducerState replays the batch headers of the log's tail. Kafka
+// loads a snapshot and replays from it; we have no snapshots yet, and
+// start from the first record inside the expiration window instead (found
+// with the time index), since older producers would be expired anyway.
+func rebuildProducerState(l logstore.Log, now time.Time) (*producerstate.State, error) {
+	s := producerstate.New()
+	from, _, found, err := l.OffsetForTimestamp(now.Add(-producerIDExpiration).UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return s, nil
+	}
+	end := l.LogEndOffset()
+	for from < end {
+		rr, err := l.Read(from, end, rebuildChunk, true)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := rr.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		batches, err := logstore.ParseBatches(raw)
+		if err != nil {
+			return nil, err
+		}
+		if len(batches) == 0 {
+			break
+		}
+		for _, bt := range batches {
+			h := &bt.Header
+			if h.ProducerID >= 0 && !h.IsControl() {
+				s.Update(producerBatch(h), h.BaseOffset, h.LastOffset())
+			}
+			from = h.LastOffset() + 1
+		}
+	}
+	return s, nil
+}
+
+// producerBatch is the part of a header the producer table needs.
+func producerBatch(h *logstore.BatchHeader) producerstate.Batch {
+	return producerstate.Batch{
+		ProducerID:      h.ProducerID,
+		ProducerEpoch:   h.ProducerEpoch,
+		BaseSequence:    h.BaseSequence,
+		LastOffsetDelta: h.LastOffsetDelta,
+		MaxTimestamp:    h.MaxTimestamp,
+	}
+}

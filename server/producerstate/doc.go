@@ -1,0 +1,20 @@
+// Package producerstate tracks idempotent producers per partition, the
+// state Kafka keeps in ProducerStateManager: for each producer id its
+// current epoch and the metadata of its last five batches, which is what
+// lets a leader recognise a retried batch and answer it with its original
+// offset instead of appending it twice.
+//
+// API: State is one partition's table. Check decides, for one batch about
+// to be appended, whether it is new (Append), a duplicate (with the
+// original offsets) or refused (a kerr error); Update records an appended
+// batch, also when rebuilding from the log. Evict and Expire drop
+// producers whose data left the log or that have been idle too long.
+//
+// Invariants: per producer, the cached batches have strictly increasing
+// offsets and, within one epoch, contiguous sequences (modulo 2^31);
+// at most MaxCachedBatches are kept.
+//
+// Locks: none. A State belongs to one partition and the caller holds the
+// partition's append lock across Check, the log append and Update, so that
+// the sequence check and the append are atomic.
+package producerstate
