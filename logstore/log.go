@@ -73,6 +73,17 @@ type Log interface {
 	Close() error
 	// Delete closes the log and removes its data.
 	Delete() error
+
+	// LeaderEpochEntries is the leader-epoch cache: for each leader epoch
+	// the first offset written in it, ascending (leader-epoch-checkpoint).
+	// Appends add an entry when a batch carries an epoch newer than the
+	// latest; truncations trim it.
+	LeaderEpochEntries() []EpochEntry
+	// EndOffsetForEpoch answers OffsetForLeaderEpoch following Kafka's
+	// LeaderEpochFileCache.endOffsetFor: the largest epoch <= epoch and the
+	// start offset of the next epoch (the log end offset for the latest
+	// epoch); (-1, -1) when unknown.
+	EndOffsetForEpoch(epoch int32) (leaderEpoch int32, endOffset int64)
 }
 
 // Config holds the per-topic log settings, named after the topic-level

@@ -1,0 +1,237 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// offsetMap is the cleaner's key → latest offset map.
+type offsetMap map[string]int64
+
+// addBatch records the offsets of every keyed record of a batch.
+func (m offsetMap) addBatch(b Batch) error {
+	if b.Header.IsControl() {
+		return nil
+	}
+	recs, err := DecodeRecords(b)
+	if err != nil {
+		return err
+	}
+	for i := range recs {
+		if recs[i].Key != nil {
+			m[string(recs[i].Key)] = b.Header.BaseOffset + int64(recs[i].OffsetDelta)
+		}
+	}
+	return nil
+}
+
+// filterBatch keeps the records of b that hold their key's latest offset,
+// dropping keyless records (Kafka rejects those on compacted topics) and,
+// when dropTombstones, records with a null value. The batch keeps its base
+// offset, last offset delta, producer fields and codec; it is returned
+// unchanged when nothing goes, and keep is false when everything goes.
+func filterBatch(b Batch, m offsetMap, dropTombstones bool) (out Batch, keep bool, err error) {
+	h := &b.Header
+	if h.IsControl() {
+		return b, true, nil
+	}
+	recs, err := DecodeRecords(b)
+	if err != nil {
+		return Batch{}, false, err
+	}
+	kept := make([]Record, 0, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		off := h.BaseOffset + int64(r.OffsetDelta)
+		if r.Key == nil || m[string(r.Key)] != off || (dropTombstones && r.Value == nil) {
+			continue
+		}
+		kept = append(kept, Record{
+			Key:         r.Key,
+			Value:       r.Value,
+			Headers:     r.Headers,
+			Timestamp:   h.FirstTimestamp + r.TimestampDelta64,
+			OffsetDelta: r.OffsetDelta,
+		})
+	}
+	if len(kept) == len(recs) {
+		return b, true, nil
+	}
+	if len(kept) == 0 {
+		return Batch{}, false, nil
+	}
+	opts := BatchOptions{
+		BaseOffset:           h.BaseOffset,
+		PartitionLeaderEpoch: h.PartitionLeaderEpoch,
+		Compression:          h.Compression(),
+		ProducerID:           h.ProducerID,
+		ProducerEpoch:        h.ProducerEpoch,
+		BaseSequence:         h.BaseSequence,
+		Transactional:        h.IsTransactional(),
+		LastOffsetDelta:      h.LastOffsetDelta,
+	}
+	nb, err := EncodeBatch(opts, kept)
+	if err != nil {
+		return Batch{}, false, err
+	}
+	if h.TimestampTypeIsLogAppend() {
+		nb.setLogAppendTime(h.MaxTimestamp)
+	}
+	return nb, true, nil
+}
+
+// compactableCount is how many leading non-active segments the cleaner may
+// rewrite: min.compaction.lag.ms holds back segments with recent records.
+func compactableCount(segs []segmentInfo, cfg Config, nowMs int64) int {
+	n := 0
+	for n < len(segs)-1 && nowMs-segs[n].maxTimestamp >= cfg.MinCompactionLagMs {
+		n++
+	}
+	return n
+}
+
+// compact is one cleaner pass over the non-active segments (Kafka's
+// LogCleaner, without its dirty-ratio scheduling): build the key → latest
+// offset map, rewrite each segment into `<base>.log.cleaned`, then swap it
+// in via `.log.swap` under the log's lock. Appends continue meanwhile;
+// they only touch the active segment.
+func (l *FileLog) compact(now time.Time) error {
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return ErrClosed
+	}
+	cfg := l.cfg
+	n := compactableCount(l.segmentInfos(), cfg, now.UnixMilli())
+	segs := append([]*segment(nil), l.segments[:n]...)
+	sizes := make([]int64, n)
+	for i, s := range segs {
+		sizes[i] = s.size
+	}
+	l.mu.RUnlock()
+	if n == 0 {
+		return nil
+	}
+	m := offsetMap{}
+	for i, s := range segs {
+		if err := eachBatch(s.log, sizes[i], m.addBatch); err != nil {
+			return fmt.Errorf("compact %s segment %d: %w", l.dir, s.baseOffset, err)
+		}
+	}
+	for i, s := range segs {
+		dropTombstones := now.UnixMilli()-s.maxTimestamp > cfg.DeleteRetentionMs
+		cleaned, changed, err := writeCleaned(s, sizes[i], m, dropTombstones)
+		if err != nil {
+			return fmt.Errorf("compact %s segment %d: %w", l.dir, s.baseOffset, err)
+		}
+		if !changed {
+			continue
+		}
+		if err := l.swapCleaned(s, sizes[i], cleaned); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachBatch calls fn for every batch of a segment file up to size.
+func eachBatch(f *os.File, size int64, fn func(Batch) error) error {
+	var buf []byte
+	for pos := int64(0); pos < size; {
+		var b Batch
+		var err error
+		b, buf, err = readBatchAt(f, pos, size, buf)
+		if err != nil {
+			return err
+		}
+		if err := fn(b); err != nil {
+			return err
+		}
+		pos += int64(len(b.Raw))
+	}
+	return nil
+}
+
+// writeCleaned writes the filtered segment to `<base>.log.cleaned`;
+// changed is false (and no file is left) when nothing would be removed.
+func writeCleaned(s *segment, size int64, m offsetMap, dropTombstones bool) (string, bool, error) {
+	path := segmentName(s.dir, s.baseOffset, ".log.cleaned")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o644)
+	if err != nil {
+		return "", false, err
+	}
+	var written int64
+	changed := false
+	err = eachBatch(s.log, size, func(b Batch) error {
+		nb, keep, err := filterBatch(b, m, dropTombstones)
+		if err != nil {
+			return err
+		}
+		if !keep || len(nb.Raw) != len(b.Raw) {
+			changed = true
+		}
+		if !keep {
+			return nil
+		}
+		n, err := f.Write(nb.Raw)
+		written += int64(n)
+		return err
+	})
+	if err == nil && changed {
+		err = f.Sync()
+	}
+	err = errors.Join(err, f.Close())
+	if err != nil || !changed {
+		os.Remove(path)
+		return "", false, err
+	}
+	return path, true, nil
+}
+
+// swapCleaned replaces s by the cleaned file unless the log changed under
+// us (the segment was deleted or truncated meanwhile).
+func (l *FileLog) swapCleaned(s *segment, size int64, cleaned string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	idx := -1
+	for i, cur := range l.segments[:len(l.segments)-1] {
+		if cur == s {
+			idx = i
+		}
+	}
+	if l.closed || idx < 0 || s.size != size {
+		return os.Remove(cleaned)
+	}
+	swap := segmentName(s.dir, s.baseOffset, ".log.swap")
+	if err := os.Rename(cleaned, swap); err != nil {
+		return err
+	}
+	// From here a crash is finished by the loader (.log.swap → .log).
+	for _, suffix := range []string{".index", ".timeindex"} {
+		if err := os.Remove(segmentName(s.dir, s.baseOffset, suffix)); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(swap, segmentName(s.dir, s.baseOffset, ".log")); err != nil {
+		return err
+	}
+	ns, err := openSegmentFiles(s.dir, s.baseOffset, l.cfg, s.created)
+	if err != nil {
+		return err
+	}
+	if _, err := ns.recover(int64(l.cfg.IndexIntervalBytes), nil); err != nil {
+		ns.closeFiles()
+		return err
+	}
+	// An emptied segment still covers its offsets up to the next one.
+	ns.nextOffset = max(ns.nextOffset, l.segments[idx+1].baseOffset)
+	if err := errors.Join(ns.makeInactive(), ns.flush()); err != nil {
+		ns.closeFiles()
+		return err
+	}
+	l.segments[idx] = ns
+	time.AfterFunc(segmentCloseDelay, func() { s.closeFiles() })
+	return nil
+}

@@ -1,0 +1,44 @@
+// Package logstore is kbroker's partition storage: a segmented log in
+// Apache Kafka's own on-disk format, so Kafka's tools (kafka-dump-log)
+// read our files and we could read theirs.
+//
+// API surface:
+//   - Log, the contract for one partition's log, with two implementations:
+//     FileLog (on disk) and MemLog (in memory, for tests of upper layers).
+//     Both pass the conformance suite in conformance_test.go.
+//   - Manager: the broker's log dirs (meta.properties, .lock, the
+//     clean-shutdown marker, recovery-point and log-start checkpoints),
+//     partition logs by topic/partition, periodic retention, compaction,
+//     flushes and checkpoints (Run).
+//   - Batch codecs: ParseBatches (produce-path validation without record
+//     decoding), DecodeRecords (decompress + kmsg.Record), BuildBatch.
+//   - ReadCheckpoint/WriteCheckpoint for Kafka's offset checkpoint files.
+//
+// On disk (reference §5): a partition dir `<topic>-<p>` holds segments
+// named by their 20-digit base offset: `.log` (record batches exactly as
+// produced, with baseOffset and partitionLeaderEpoch stamped), `.index`
+// (sparse 8-byte relOffset/position entries, one per
+// log.index.interval.bytes), `.timeindex` (12-byte timestamp/relOffset
+// entries), plus `leader-epoch-checkpoint` and `partition.metadata`.
+//
+// Invariants:
+//   - Offsets strictly increase through a log; segments are ascending by
+//     base offset and only the last (active) segment is written to.
+//   - LogStartOffset <= every readable offset <= LogEndOffset; the
+//     recovery point never exceeds the log end offset.
+//   - A segment's .log ends on a batch boundary (appends are one write;
+//     a failed write is truncated back, a torn tail is cut at recovery).
+//   - Leader-epoch entries ascend in both epoch and start offset.
+//   - Compaction keeps original offsets and never touches the active
+//     segment.
+//
+// Locks: FileLog.mu (RWMutex) guards a log's segment list, its segments'
+// in-memory state and the epoch cache. Appends and structural changes take
+// it exclusively; Read takes it shared only to locate the bytes, and the
+// returned ReadResult is written (sendfile / pread) without it. Order:
+// FileLog.maintainMu → FileLog.flushMu → FileLog.mu. Manager.mu guards the
+// partition map and the meta properties; it is never held while a log lock
+// is taken except for Log.SetConfig in GetOrCreate (Manager.mu → FileLog.mu).
+// Deleted segment files are unlinked at once and closed after
+// segmentCloseDelay so in-flight ReadResults finish.
+package logstore

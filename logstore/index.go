@@ -1,0 +1,220 @@
+package logstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+)
+
+const (
+	offsetIndexEntrySize = 8
+	timeIndexEntrySize   = 12
+)
+
+// offsetIndex is a segment's `.index` file (reference §5.12): sparse
+// entries (relative offset, position), kept in memory and written through
+// to the file, which is preallocated to its maximum size while the segment
+// is active and trimmed when it rolls or closes. The owning log's lock
+// guards it.
+type offsetIndex struct {
+	f          *os.File
+	baseOffset int64
+	maxEntries int
+	rel        []int32
+	pos        []int32
+	buf        [offsetIndexEntrySize]byte
+}
+
+// timeIndex is a segment's `.timeindex` file (reference §5.13).
+type timeIndex struct {
+	f          *os.File
+	baseOffset int64
+	maxEntries int
+	ts         []int64
+	rel        []int32
+	buf        [timeIndexEntrySize]byte
+}
+
+func (x *offsetIndex) full() bool { return len(x.rel) >= x.maxEntries }
+
+func (x *offsetIndex) append(offset int64, position int64) error {
+	if x.full() {
+		return errors.New("offset index full")
+	}
+	rel := int32(offset - x.baseOffset)
+	if n := len(x.rel); n > 0 && rel <= x.rel[n-1] {
+		return nil // never regress; the log may re-index after recovery
+	}
+	binary.BigEndian.PutUint32(x.buf[0:], uint32(rel))
+	binary.BigEndian.PutUint32(x.buf[4:], uint32(position))
+	if _, err := x.f.WriteAt(x.buf[:], int64(len(x.rel))*offsetIndexEntrySize); err != nil {
+		return err
+	}
+	x.rel = append(x.rel, rel)
+	x.pos = append(x.pos, int32(position))
+	return nil
+}
+
+// lookup returns the position of the largest entry whose offset is <=
+// offset, or 0 (the segment's start) when there is none.
+func (x *offsetIndex) lookup(offset int64) int64 {
+	if offset-x.baseOffset > 1<<31-1 {
+		offset = x.baseOffset + 1<<31 - 1
+	}
+	rel := int32(offset - x.baseOffset)
+	i := sort.Search(len(x.rel), func(i int) bool { return x.rel[i] > rel })
+	if i == 0 {
+		return 0
+	}
+	return int64(x.pos[i-1])
+}
+
+// truncateToPosition drops entries pointing at or past pos.
+func (x *offsetIndex) truncateToPosition(pos int64) error {
+	i := sort.Search(len(x.pos), func(i int) bool { return int64(x.pos[i]) >= pos })
+	return x.truncateEntries(i)
+}
+
+func (x *offsetIndex) truncateEntries(n int) error {
+	x.rel, x.pos = x.rel[:n], x.pos[:n]
+	// Zero the tail so a reopen after a crash does not read stale entries.
+	return zeroFrom(x.f, int64(n)*offsetIndexEntrySize)
+}
+
+// trim shrinks the file to its entries (segment rolled or closed).
+func (x *offsetIndex) trim() error {
+	return x.f.Truncate(int64(len(x.rel)) * offsetIndexEntrySize)
+}
+
+// preallocate grows the file to maxEntries (segment active again).
+func (x *offsetIndex) preallocate() error {
+	return x.f.Truncate(int64(x.maxEntries) * offsetIndexEntrySize)
+}
+
+func (x *timeIndex) full() bool { return len(x.ts) >= x.maxEntries }
+
+func (x *timeIndex) lastTimestamp() int64 {
+	if len(x.ts) == 0 {
+		return -1
+	}
+	return x.ts[len(x.ts)-1]
+}
+
+// maybeAppend adds (ts, offset) when ts is larger than the last entry's:
+// time index timestamps are monotonic.
+func (x *timeIndex) maybeAppend(ts, offset int64, skipFullCheck bool) error {
+	if ts <= x.lastTimestamp() {
+		return nil
+	}
+	if x.full() && !skipFullCheck {
+		return errors.New("time index full")
+	}
+	rel := int32(offset - x.baseOffset)
+	binary.BigEndian.PutUint64(x.buf[0:], uint64(ts))
+	binary.BigEndian.PutUint32(x.buf[8:], uint32(rel))
+	if _, err := x.f.WriteAt(x.buf[:], int64(len(x.ts))*timeIndexEntrySize); err != nil {
+		return err
+	}
+	x.ts = append(x.ts, ts)
+	x.rel = append(x.rel, rel)
+	return nil
+}
+
+// lookup returns the offset of the largest entry whose timestamp is <= ts,
+// or the base offset when there is none.
+func (x *timeIndex) lookup(ts int64) int64 {
+	i := sort.Search(len(x.ts), func(i int) bool { return x.ts[i] > ts })
+	if i == 0 {
+		return x.baseOffset
+	}
+	return x.baseOffset + int64(x.rel[i-1])
+}
+
+// truncateToOffset drops entries at or past offset.
+func (x *timeIndex) truncateToOffset(offset int64) error {
+	i := sort.Search(len(x.rel), func(i int) bool { return x.baseOffset+int64(x.rel[i]) >= offset })
+	x.ts, x.rel = x.ts[:i], x.rel[:i]
+	return zeroFrom(x.f, int64(i)*timeIndexEntrySize)
+}
+
+func (x *timeIndex) trim() error {
+	return x.f.Truncate(int64(len(x.ts)) * timeIndexEntrySize)
+}
+
+func (x *timeIndex) preallocate() error {
+	// One extra entry: maybeAppend with skipFullCheck at roll may add it.
+	return x.f.Truncate(int64(x.maxEntries+1) * timeIndexEntrySize)
+}
+
+func zeroFrom(f *os.File, off int64) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	if err := f.Truncate(off); err != nil {
+		return err
+	}
+	if size > off {
+		return f.Truncate(size)
+	}
+	return nil
+}
+
+// loadOffsetIndex reads an existing index file and checks it against the
+// segment: strictly increasing offsets and positions below logSize. Zero
+// entries after the first mark a preallocated tail (crash before trim) and
+// end the index. A false ok means it must be rebuilt.
+func loadOffsetIndex(data []byte, base, logSize int64) (rel, pos []int32, ok bool) {
+	if len(data)%offsetIndexEntrySize != 0 {
+		return nil, nil, false
+	}
+	for i := 0; i+offsetIndexEntrySize <= len(data); i += offsetIndexEntrySize {
+		r := int32(binary.BigEndian.Uint32(data[i:]))
+		p := int32(binary.BigEndian.Uint32(data[i+4:]))
+		if r == 0 && p == 0 {
+			break
+		}
+		if r < 0 || p < 0 || int64(p) >= logSize {
+			return nil, nil, false
+		}
+		if n := len(rel); n > 0 && (r <= rel[n-1] || p <= pos[n-1]) {
+			return nil, nil, false
+		}
+		rel, pos = append(rel, r), append(pos, p)
+	}
+	return rel, pos, true
+}
+
+func loadTimeIndex(data []byte, nextOffset, base int64) (ts []int64, rel []int32, ok bool) {
+	if len(data)%timeIndexEntrySize != 0 {
+		return nil, nil, false
+	}
+	for i := 0; i+timeIndexEntrySize <= len(data); i += timeIndexEntrySize {
+		t := int64(binary.BigEndian.Uint64(data[i:]))
+		r := int32(binary.BigEndian.Uint32(data[i+8:]))
+		if t == 0 && r == 0 {
+			break
+		}
+		if r < 0 || base+int64(r) >= nextOffset {
+			return nil, nil, false
+		}
+		if n := len(ts); n > 0 && (t <= ts[n-1] || r < rel[n-1]) {
+			return nil, nil, false
+		}
+		ts, rel = append(ts, t), append(rel, r)
+	}
+	return ts, rel, true
+}
+
+func indexEntries(maxIndexBytes, entrySize int) int {
+	n := maxIndexBytes / entrySize
+	if n < 1 {
+		return 1
+	}
+	return n
+}
+
+func errIndex(path string, err error) error { return fmt.Errorf("index %s: %w", path, err) }

@@ -1,0 +1,46 @@
+package logstore
+
+import "strings"
+
+// segmentInfo is what the retention rules look at, shared by FileLog and
+// MemLog so both delete the same segments.
+type segmentInfo struct {
+	baseOffset   int64
+	size         int64
+	maxTimestamp int64
+}
+
+// deletableSegments returns how many leading segments retention removes,
+// applying Kafka's three passes in order: segments wholly below the log
+// start offset, then retention.ms (largest timestamp too old), then
+// retention.bytes (whole segments while the rest stays over the limit).
+// The last (active) segment counts only when it is not empty; the caller
+// rolls first when every segment goes.
+func deletableSegments(segs []segmentInfo, cfg Config, nowMs, logStartOffset int64) int {
+	n := 0
+	for n < len(segs)-1 && segs[n+1].baseOffset <= logStartOffset {
+		n++
+	}
+	eligible := func(i int) bool { return i < len(segs)-1 || segs[i].size > 0 }
+	if strings.Contains(cfg.CleanupPolicy, "delete") {
+		if cfg.RetentionMs >= 0 {
+			for n < len(segs) && eligible(n) && segs[n].maxTimestamp >= 0 && nowMs-segs[n].maxTimestamp > cfg.RetentionMs {
+				n++
+			}
+		}
+		if cfg.RetentionBytes >= 0 {
+			var total int64
+			for _, s := range segs[n:] {
+				total += s.size
+			}
+			diff := total - cfg.RetentionBytes
+			for n < len(segs) && eligible(n) && diff-segs[n].size >= 0 {
+				diff -= segs[n].size
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func isCompacted(cfg Config) bool { return strings.Contains(cfg.CleanupPolicy, "compact") }
