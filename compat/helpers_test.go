@@ -127,7 +127,7 @@ func dumpSegments(t *testing.T, logDir string) string {
 		}
 		// DumpLogSegments reports unreadable batches in its output rather
 		// than in its exit code.
-		for _, bad := range []string{"Found invalid messages", "Exception", "is corrupt"} {
+		for _, bad := range []string{"isvalid: false", "invalid bytes", "Found invalid messages", "Exception"} {
 			if strings.Contains(out, bad) || strings.Contains(errOut, bad) {
 				t.Errorf("kafka-dump-log %s reports %q:\n%s\n%s", f, bad, tail(out, 2000), errOut)
 			}
