@@ -118,6 +118,9 @@ func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
 	if offset > hw {
 		return 0, logstore.ErrOffsetOutOfRange
 	}
+	if start := p.log.LogStartOffset(); offset <= start {
+		return start, nil // already gone: nothing to do
+	}
 	if err := p.log.DeleteRecordsBefore(offset); err != nil {
 		return 0, err
 	}

@@ -131,3 +131,16 @@ func producerBatch(h *logstore.BatchHeader) producerstate.Batch {
 		MaxTimestamp:    h.MaxTimestamp,
 	}
 }
+
+// afterDeleteRecords forgets producers whose every batch is now below the
+// log start offset (Kafka's evictUnretainedProducers), so that their next
+// batch is accepted with any sequence instead of being judged against
+// state the log no longer backs.
+func (d *dataPath) afterDeleteRecords(p *replica.Partition) {
+	pd := d.partData(p)
+	pd.appendMu.Lock()
+	defer pd.appendMu.Unlock()
+	if pd.producers != nil {
+		pd.producers.Evict(p.LogStartOffset())
+	}
+}

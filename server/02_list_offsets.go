@@ -1,0 +1,101 @@
+package server
+
+// ListOffsets, versions 1-9.
+//
+// Special timestamps: -2 earliest (log start offset), -1 latest (the high
+// watermark for consumers, which is also the last stable offset since
+// there are no transactions; the log end offset for a replica), -3 the
+// record with the largest timestamp (KIP-734), -4 earliest local (= -2:
+// there is no tiered storage), -5 latest tiered (KIP-1005: without tiered
+// storage Kafka answers offset -1, and so do we). Any other timestamp
+// finds the first record at or after it. Consumers never get an offset at
+// or above the high watermark from a timestamp lookup.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/replica"
+)
+
+func init() { register(kmsg.ListOffsets.Int16(), 1, 9, handleListOffsets) }
+
+const (
+	listEarliest      = -2
+	listLatest        = -1
+	listMaxTimestamp  = -3
+	listEarliestLocal = -4
+	listLatestTiered  = -5
+)
+
+func handleListOffsets(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
+	r := req.Body.(*kmsg.ListOffsetsRequest)
+	resp := kmsg.NewPtrListOffsetsResponse()
+	resp.SetVersion(req.Version)
+	fromReplica := r.ReplicaID >= 0
+	for _, rt := range r.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			p := b.partition(rt.Topic, rp.Partition)
+			if p == nil {
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			} else if err := listOffset(p, rp, fromReplica, &sp); err != nil {
+				sp.ErrorCode = errCode(err)
+				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return protocol.Response{Msg: resp}
+}
+
+// listOffset answers one partition.
+func listOffset(p *replica.Partition, rp kmsg.ListOffsetsRequestTopicPartition, fromReplica bool, sp *kmsg.ListOffsetsResponseTopicPartition) error {
+	if err := p.CheckLeaderEpoch(rp.CurrentLeaderEpoch); err != nil {
+		return err
+	}
+	epoch := p.LeaderEpoch()
+	// What a consumer may see ends at the high watermark; a replica reads
+	// up to the log end.
+	fetchable := p.HighWatermark()
+	if fromReplica {
+		fetchable = p.LogEndOffset()
+	}
+	found := func(ts, off int64) {
+		if off < 0 || (!fromReplica && off >= fetchable) {
+			return // stays -1: not found
+		}
+		sp.Timestamp, sp.Offset, sp.LeaderEpoch = ts, off, epoch
+	}
+	switch rp.Timestamp {
+	case listEarliest, listEarliestLocal:
+		sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, p.LogStartOffset(), epoch
+	case listLatest:
+		sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, fetchable, epoch
+	case listLatestTiered:
+		// No tiered storage: nothing was ever uploaded.
+	case listMaxTimestamp:
+		ts, off := p.Log().MaxTimestamp()
+		found(ts, off)
+	default:
+		if rp.Timestamp < 0 {
+			return kerr.InvalidRequest
+		}
+		off, ts, ok, err := p.Log().OffsetForTimestamp(rp.Timestamp)
+		if err != nil {
+			return err
+		}
+		if ok {
+			found(ts, off)
+		}
+	}
+	return nil
+}
