@@ -30,6 +30,9 @@
 //   - ApiVersions responses always use response header v0; other flexible
 //     responses use header v1 (an empty tag buffer).
 //   - Request frames are never reused: decoded bodies alias them.
+//   - A Response's Msg belongs to this package once returned: it is
+//     SetVersion'd and encoded on the connection's write loop, so a handler
+//     must not share one Msg value between requests.
 //
 // # Goroutines and locks
 //

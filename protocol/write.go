@@ -82,6 +82,8 @@ func (c *conn) setWriteDeadline() error {
 	return c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
 }
 
+const maxRetainedEncodeBuf = 1 << 20
+
 var errEmptyResponse = errors.New("handler returned a Response with no Msg, Frame, Wait, None or Close")
 
 // writeResponse buffers (Msg) or writes (Frame) one response.
@@ -99,9 +101,15 @@ func (c *conn) writeResponse(req *Request, resp Response) error {
 		b = appendResponseHeader(b, req.CorrelationID, headerV1)
 		b = resp.Msg.AppendTo(b)
 		binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-		c.wbuf = b
 		if _, err := c.bw.Write(b); err != nil {
 			return err
+		}
+		// Keep the buffer for the next response unless one huge response
+		// (a large Metadata) would pin its size for the connection's life.
+		if cap(b) <= maxRetainedEncodeBuf {
+			c.wbuf = b
+		} else {
+			c.wbuf = nil
 		}
 		c.srv.metrics.out(c.info.Listener, len(b))
 	case resp.Frame != nil:
