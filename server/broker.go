@@ -81,12 +81,12 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		GroupInitialRebalanceDelay: cfg.GroupInitialRebalanceDelay,
 		GroupMinSessionTimeout:     cfg.GroupMinSessionTimeout,
 		GroupMaxSessionTimeout:     cfg.GroupMaxSessionTimeout,
-		GroupMaxSize:               cfg.GroupMaxSize,
+		GroupMaxSize:               int(cfg.GroupMaxSize),
 		OffsetsRetention:           cfg.OffsetsRetention,
 		TopicPartitionExists: func(topic string, partition int32) bool {
 			return b.partition(topic, partition) != nil
 		},
-	}, offsetsLog{b}, group.RealClock(), logger)
+	}, offsetsLog{b}, group.RealClock{}, logger)
 	if err := b.loadOffsetsPartitions(); err != nil {
 		logs.Close()
 		return nil, err
@@ -94,7 +94,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 	b.srv = protocol.NewServer(protocol.ServerConfig{
 		MaxRequestSize: int(cfg.SocketRequestMaxBytes),
 		IdleTimeout:    cfg.ConnectionsMaxIdle,
-		Registry:       reg,
+		Registerer:     reg,
 	}, b, logger)
 	return b, nil
 }
