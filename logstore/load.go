@@ -20,7 +20,13 @@ func (l *FileLog) load(opts FileLogOptions) error {
 	}
 	interval := int64(l.cfg.IndexIntervalBytes)
 	now := l.now()
+	missingIndex := map[int64]bool{}
 	for _, base := range bases {
+		for _, suffix := range []string{".index", ".timeindex"} {
+			if _, err := os.Stat(segmentName(l.dir, base, suffix)); errors.Is(err, fs.ErrNotExist) {
+				missingIndex[base] = true
+			}
+		}
 		s, err := openSegmentFiles(l.dir, base, l.cfg, now)
 		if err != nil {
 			return err
@@ -43,7 +49,7 @@ func (l *FileLog) load(opts FileLogOptions) error {
 		// A segment may hold unflushed data when it holds the recovery
 		// point or anything after it.
 		unflushed := i == len(l.segments)-1 || l.segments[i+1].baseOffset > opts.RecoveryPoint
-		needRecover := !opts.CleanShutdown && unflushed
+		needRecover := !opts.CleanShutdown && unflushed || missingIndex[s.baseOffset]
 		if !needRecover {
 			ok, err := s.load(interval)
 			if err != nil {
