@@ -89,10 +89,7 @@ func (c *Coordinator) PartitionFor(groupID string) int32 {
 }
 
 func partitionFor(groupID string, n int32) int32 {
-	var h int32
-	for _, u := range utf16.Encode([]rune(groupID)) {
-		h = 31*h + int32(u)
-	}
+	h := javaHash(groupID)
 	switch {
 	case h == -2147483648:
 		h = 0
@@ -100,6 +97,15 @@ func partitionFor(groupID string, n int32) int32 {
 		h = -h
 	}
 	return h % n
+}
+
+// javaHash is java.lang.String.hashCode.
+func javaHash(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
 }
 
 // status is Kafka's validateGroupStatus minus the group id check: the
