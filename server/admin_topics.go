@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -139,7 +138,3 @@ func isInternalTopic(name string) bool {
 
 // nullableString returns a pointer to s, for kmsg's nullable strings.
 func nullableString(s string) *string { return &s }
-
-// joinTopics lists topic names in an error message the way Kafka's
-// collections print.
-func joinTopics(names []string) string { return strings.Join(names, ", ") }

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"net"
+	"strconv"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func metadataRequest(topics ...string) *kmsg.MetadataRequest {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, n := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = strp(n)
+		req.Topics = append(req.Topics, rt)
+	}
+	return req
+}
+
+func TestMetadataDescribesBrokerAndTopics(t *testing.T) {
+	ab := startAdminBroker(t, "broker.rack=r1")
+	ab.createTopic(t, "orders", 3, nil)
+
+	resp := request[*kmsg.MetadataResponse](t, ab.cl, metadataRequest("orders"))
+	if len(resp.Brokers) != 1 {
+		t.Fatalf("brokers %+v", resp.Brokers)
+	}
+	_, port, _ := net.SplitHostPort(ab.addr)
+	br := resp.Brokers[0]
+	if br.NodeID != 0 || br.Host != "127.0.0.1" || strconv.Itoa(int(br.Port)) != port || br.Rack == nil || *br.Rack != "r1" {
+		t.Fatalf("broker %+v, want 0 at %s, rack r1", br, ab.addr)
+	}
+	if resp.ClusterID == nil || *resp.ClusterID == "" || resp.ControllerID != 0 {
+		t.Fatalf("cluster id %v controller %d", resp.ClusterID, resp.ControllerID)
+	}
+	if len(resp.Topics) != 1 {
+		t.Fatalf("topics %+v", resp.Topics)
+	}
+	top := resp.Topics[0]
+	if top.ErrorCode != 0 || *top.Topic != "orders" || top.TopicID == [16]byte{} || top.IsInternal || len(top.Partitions) != 3 {
+		t.Fatalf("topic %+v", top)
+	}
+	if top.AuthorizedOperations != authorizedOperationsNotRequested {
+		t.Fatalf("authorized operations %d when not requested", top.AuthorizedOperations)
+	}
+	for i, p := range top.Partitions {
+		if p.Partition != int32(i) || p.Leader != 0 || p.LeaderEpoch != 0 || len(p.Replicas) != 1 || p.Replicas[0] != 0 || len(p.ISR) != 1 || p.ISR[0] != 0 || len(p.OfflineReplicas) != 0 {
+			t.Fatalf("partition %d: %+v", i, p)
+		}
+	}
+	if id := ab.b.topic("orders").ID; id != top.TopicID {
+		t.Fatalf("topic id %x, table has %x", top.TopicID, id)
+	}
+
+	req := metadataRequest("orders")
+	req.IncludeTopicAuthorizedOperations = true
+	resp = request[*kmsg.MetadataResponse](t, ab.cl, req)
+	if got := resp.Topics[0].AuthorizedOperations; got != topicAuthorizedOperations {
+		t.Fatalf("authorized operations %b, want %b", got, topicAuthorizedOperations)
+	}
+}
+
+func TestMetadataTopicSelectionByVersion(t *testing.T) {
+	ab := startAdminBroker(t)
+	ab.createTopic(t, "a", 1, nil)
+	ab.createTopic(t, "b", 1, nil)
+
+	all := request[*kmsg.MetadataResponse](t, ab.cl, kmsg.NewPtrMetadataRequest())
+	if len(all.Topics) != 2 || *all.Topics[0].Topic != "a" || *all.Topics[1].Topic != "b" {
+		t.Fatalf("null list: %+v", all.Topics)
+	}
+	none := kmsg.NewPtrMetadataRequest()
+	none.Topics = []kmsg.MetadataRequestTopic{}
+	if got := request[*kmsg.MetadataResponse](t, ab.cl, none); len(got.Topics) != 0 {
+		t.Fatalf("empty list at v%d listed %d topics", got.Version, len(got.Topics))
+	}
+	v0 := ab.pinned(t, kmsg.Metadata.Int16(), 0)
+	empty := kmsg.NewPtrMetadataRequest()
+	empty.Topics = []kmsg.MetadataRequestTopic{}
+	got := request[*kmsg.MetadataResponse](t, v0, empty)
+	if got.Version != 0 || len(got.Topics) != 2 {
+		t.Fatalf("v%d empty list: %d topics, want all 2", got.Version, len(got.Topics))
+	}
+}
+
+func TestMetadataTopicByID(t *testing.T) {
+	ab := startAdminBroker(t)
+	ab.createTopic(t, "by-id", 2, nil)
+	id := ab.b.topic("by-id").ID
+	req := kmsg.NewPtrMetadataRequest()
+	for _, tid := range [][16]byte{id, {1, 2, 3}} {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.TopicID = tid
+		req.Topics = append(req.Topics, rt)
+	}
+	resp := request[*kmsg.MetadataResponse](t, ab.pinned(t, kmsg.Metadata.Int16(), 12), req)
+	if len(resp.Topics) != 2 {
+		t.Fatalf("topics %+v", resp.Topics)
+	}
+	if r := resp.Topics[0]; r.ErrorCode != 0 || r.Topic == nil || *r.Topic != "by-id" || len(r.Partitions) != 2 {
+		t.Fatalf("known id: %+v", r)
+	}
+	if r := resp.Topics[1]; r.ErrorCode != kerr.UnknownTopicID.Code {
+		t.Fatalf("unknown id: %s", errName(r.ErrorCode))
+	}
+}
+
+func TestMetadataAutoCreatesTopics(t *testing.T) {
+	ab := startAdminBroker(t, "num.partitions=4")
+
+	req := metadataRequest("auto-1")
+	req.AllowAutoTopicCreation = true
+	first := request[*kmsg.MetadataResponse](t, ab.cl, req)
+	if c := first.Topics[0].ErrorCode; c != kerr.LeaderNotAvailable.Code {
+		t.Fatalf("first answer %s, want LEADER_NOT_AVAILABLE", errName(c))
+	}
+	second := request[*kmsg.MetadataResponse](t, ab.cl, req)
+	if r := second.Topics[0]; r.ErrorCode != 0 || len(r.Partitions) != 4 {
+		t.Fatalf("second answer %s with %d partitions, want 4 (num.partitions)", errName(r.ErrorCode), len(r.Partitions))
+	}
+
+	noCreate := metadataRequest("auto-2")
+	noCreate.AllowAutoTopicCreation = false
+	if c := request[*kmsg.MetadataResponse](t, ab.cl, noCreate).Topics[0].ErrorCode; c != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("AllowAutoTopicCreation=false: %s", errName(c))
+	}
+	if ab.b.topic("auto-2") != nil {
+		t.Fatal("auto-2 was created although the request did not allow it")
+	}
+
+	bad := metadataRequest("bad name!")
+	bad.AllowAutoTopicCreation = true
+	if c := request[*kmsg.MetadataResponse](t, ab.cl, bad).Topics[0].ErrorCode; c != kerr.InvalidTopicException.Code {
+		t.Fatalf("invalid name: %s", errName(c))
+	}
+
+	off := metadataRequest(offsetsTopic)
+	off.AllowAutoTopicCreation = true
+	request[*kmsg.MetadataResponse](t, ab.cl, off)
+	resp := request[*kmsg.MetadataResponse](t, ab.cl, off)
+	if r := resp.Topics[0]; r.ErrorCode != 0 || !r.IsInternal || len(r.Partitions) != 3 {
+		t.Fatalf("__consumer_offsets: %s internal=%v partitions=%d", errName(r.ErrorCode), r.IsInternal, len(r.Partitions))
+	}
+	if got := ab.b.topic(offsetsTopic).Configs["cleanup.policy"]; got != "compact" {
+		t.Fatalf("__consumer_offsets cleanup.policy %q", got)
+	}
+}
+
+func TestMetadataAutoCreateDisabled(t *testing.T) {
+	ab := startAdminBroker(t, "auto.create.topics.enable=false")
+	req := metadataRequest("nope")
+	req.AllowAutoTopicCreation = true
+	if c := request[*kmsg.MetadataResponse](t, ab.cl, req).Topics[0].ErrorCode; c != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("%s, want UNKNOWN_TOPIC_OR_PARTITION", errName(c))
+	}
+	if ab.b.topic("nope") != nil {
+		t.Fatal("topic created with auto.create.topics.enable=false")
+	}
+	// v3 requests have no flag: creation then depends on the broker alone.
+	v3 := ab.pinned(t, kmsg.Metadata.Int16(), 3)
+	if c := request[*kmsg.MetadataResponse](t, v3, metadataRequest("nope")).Topics[0].ErrorCode; c != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("v3: %s", errName(c))
+	}
+}
