@@ -160,10 +160,20 @@ func (c *Coordinator) removeGroup(g *group) {
 	}
 }
 
-// append writes records to the group's partition, bounded by
-// offsets.commit.timeout.ms, and maps the failure to the error code Kafka
-// gives clients (GroupMetadataManager's storeGroup/storeOffsets mapping).
+// append writes group metadata or tombstones to the group's partition,
+// bounded by offsets.commit.timeout.ms, and maps a failure to the error code
+// Kafka gives clients (GroupMetadataManager.storeGroup).
 func (c *Coordinator) append(ctx context.Context, partition int32, records []KV) int16 {
+	return c.appendMapped(ctx, partition, records, false)
+}
+
+// appendOffsets is append for offset commits, whose error mapping differs
+// (GroupMetadataManager.storeOffsets).
+func (c *Coordinator) appendOffsets(ctx context.Context, partition int32, records []KV) int16 {
+	return c.appendMapped(ctx, partition, records, true)
+}
+
+func (c *Coordinator) appendMapped(ctx context.Context, partition int32, records []KV, offsets bool) int16 {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.OffsetCommitTimeout)
 	defer cancel()
 	err := c.log.Append(ctx, partition, records)
@@ -181,8 +191,14 @@ func (c *Coordinator) append(ctx context.Context, partition int32, records []KV)
 	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
 		return kerr.NotCoordinator.Code
 	case kerr.RequestTimedOut:
+		if offsets {
+			return ke.Code
+		}
 		return kerr.RebalanceInProgress.Code
 	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+		if offsets {
+			return kerr.InvalidCommitOffsetSize.Code
+		}
 		return kerr.UnknownServerError.Code
 	}
 	return ke.Code

@@ -13,7 +13,14 @@
 // OffsetFetch, ListGroups, DescribeGroups, DeleteGroups, OffsetDelete.
 // JoinGroup and SyncGroup block until the rebalance step completes, so
 // handlers call them from protocol.Response.Wait. Handlers pass the request
-// header's client id and the peer host with WithClientInfo.
+// header's client id and the peer host with WithClientInfo. OffsetCommit
+// and OffsetFetch address topics by name: handlers serve them up to v9
+// (v10 names topics by id). Close stops all timers; ExpireOffsets is the
+// periodic retention pass, also callable directly.
+//
+// For tests: RealClock and FakeClock implement Clock (FakeClock fires due
+// timers inside Advance, so timeouts are tested without sleeping), and
+// MemOffsetsLog is an in-memory OffsetsLog.
 //
 // # Invariants
 //

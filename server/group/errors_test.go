@@ -171,3 +171,26 @@ func TestSyncStoreFailureRestartsRebalance(t *testing.T) {
 		t.Fatalf("state %s, want a new rebalance", s)
 	}
 }
+
+func TestAppendErrorMapping(t *testing.T) {
+	h := newHarness(t, nil)
+	cases := []struct {
+		err         error
+		group, offs int16
+	}{
+		{kerr.NotEnoughReplicas, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorNotAvailable.Code},
+		{kerr.NotLeaderForPartition, kerr.NotCoordinator.Code, kerr.NotCoordinator.Code},
+		{kerr.RequestTimedOut, kerr.RebalanceInProgress.Code, kerr.RequestTimedOut.Code},
+		{kerr.MessageTooLarge, kerr.UnknownServerError.Code, kerr.InvalidCommitOffsetSize.Code},
+		{context.DeadlineExceeded, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorNotAvailable.Code},
+	}
+	for _, tc := range cases {
+		h.log.FailAppends = tc.err
+		if got := h.c.append(context.Background(), 0, []KV{{Key: []byte{0, 2}}}); got != tc.group {
+			t.Errorf("%v for group metadata: %v want %v", tc.err, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.group))
+		}
+		if got := h.c.appendOffsets(context.Background(), 0, []KV{{Key: []byte{0, 1}}}); got != tc.offs {
+			t.Errorf("%v for offsets: %v want %v", tc.err, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.offs))
+		}
+	}
+}

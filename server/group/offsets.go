@@ -128,7 +128,7 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 	if len(records) == 0 {
 		return 0
 	}
-	if code := c.append(ctx, g.partition, records); code != 0 {
+	if code := c.appendOffsets(ctx, g.partition, records); code != 0 {
 		for _, w := range where {
 			codes[w[0]][w[1]] = code
 		}
