@@ -11,13 +11,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/server/group"
 )
 
 func init() { register(kmsg.JoinGroup.Int16(), 2, 9, handleJoinGroup) }
 
 func handleJoinGroup(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.JoinGroupRequest)
+	ci := group.ClientInfo{ClientHost: "/" + remoteIP(req.Conn)}
+	if req.ClientID != nil {
+		ci.ClientID = *req.ClientID
+	}
 	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
-		return protocol.Response{Msg: b.groups.JoinGroup(ctx, r)}
+		return protocol.Response{Msg: b.groups.JoinGroup(group.WithClientInfo(ctx, ci), r)}
 	}}
 }

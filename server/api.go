@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"net"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -94,4 +95,16 @@ func errCode(err error) int16 {
 		return kerr.NotLeaderForPartition.Code
 	}
 	return kerr.UnknownServerError.Code
+}
+
+// remoteIP is the client's address without the port, as Kafka shows
+// client hosts.
+func remoteIP(c *protocol.ConnInfo) string {
+	if c == nil || c.RemoteAddr == nil {
+		return ""
+	}
+	if a, ok := c.RemoteAddr.(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return c.RemoteAddr.String()
 }

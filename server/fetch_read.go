@@ -105,6 +105,9 @@ func (f *fetchPlan) response() (*kmsg.FetchResponse, []frameHole) {
 		rp.Partition = fp.sp.key.partition
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 		rp.PreferredReadReplica = -1
+		// Kafka sends an empty record set, never a null one: librdkafka
+		// refuses a MessageSetSize of -1.
+		rp.RecordBatches = []byte{}
 		switch {
 		case fp.err != nil:
 			rp.ErrorCode = errCode(fp.err)
