@@ -3,9 +3,9 @@ package server
 import (
 	"context"
 	"errors"
-	"net"
 	"fmt"
 	"log/slog"
+	"net"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
