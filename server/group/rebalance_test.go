@@ -399,3 +399,34 @@ func TestProtocolSelectionByVote(t *testing.T) {
 		}
 	}
 }
+
+func TestStaticMemberKeptWhenItMissesARebalance(t *testing.T) {
+	h := newHarness(t, nil)
+	inst := "static-1"
+	sreq := joinRequest(9, "g", "", "t")
+	sreq.InstanceID = &inst
+	cs := h.joinAsync(sreq)
+	dynID := h.memberID("g")
+	cd := h.joinAsync(joinRequest(9, "g", dynID, "t"))
+	h.waitJoining("g", 2)
+	h.advanceUntilJoined("g")
+	rs, rd := recv(t, cs), recv(t, cd)
+	if rs.ErrorCode != 0 || rd.ErrorCode != 0 {
+		t.Fatalf("joins %+v %+v", rs, rd)
+	}
+	// The dynamic member rejoins with a new subscription; the static one
+	// does not rejoin but keeps heartbeating until the rebalance timeout.
+	again := h.joinAsync(joinRequest(9, "g", dynID, "t", "u"))
+	h.waitJoining("g", 1)
+	for elapsed := time.Duration(0); elapsed < testRebalance; elapsed += testSession / 2 {
+		h.heartbeat("g", rs.MemberID, rs.Generation)
+		h.clock.Advance(testSession / 2)
+	}
+	r := recv(t, again)
+	if r.ErrorCode != 0 || r.Generation != rs.Generation+1 {
+		t.Fatalf("rejoin %+v", r)
+	}
+	if members, _, _, _ := h.counts("g"); members != 2 {
+		t.Fatalf("%d members, the static member must stay", members)
+	}
+}
