@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -162,5 +163,29 @@ func TestMetadataAutoCreateDisabled(t *testing.T) {
 	v3 := ab.pinned(t, kmsg.Metadata.Int16(), 3)
 	if c := request[*kmsg.MetadataResponse](t, v3, metadataRequest("nope")).Topics[0].ErrorCode; c != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("v3: %s", errName(c))
+	}
+}
+
+// A client that came in through a listener is told that listener's address,
+// so clients on an internal and an external network each stay on theirs.
+func TestMetadataAdvertisesTheRequestListener(t *testing.T) {
+	ab := startAdminBroker(t,
+		"listeners=PLAINTEXT://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,EXTERNAL:PLAINTEXT",
+		"inter.broker.listener.name=PLAINTEXT")
+	ab.b.boundMu.RLock()
+	external := ab.b.bound["EXTERNAL"]
+	ab.b.boundMu.RUnlock()
+	if external == nil || external.String() == ab.addr {
+		t.Fatalf("EXTERNAL bound at %v, PLAINTEXT at %s", external, ab.addr)
+	}
+	for _, addr := range []string{ab.addr, external.String()} {
+		cl := ab.client(t, kgo.SeedBrokers(addr))
+		defer cl.Close()
+		resp := request[*kmsg.MetadataResponse](t, cl, kmsg.NewPtrMetadataRequest())
+		got := net.JoinHostPort(resp.Brokers[0].Host, strconv.Itoa(int(resp.Brokers[0].Port)))
+		if got != addr {
+			t.Fatalf("connected to %s, told %s", addr, got)
+		}
 	}
 }

@@ -59,8 +59,14 @@ func (b *Broker) deleteTopicEntry(e kmsg.DeleteTopicsRequestTopic, names map[str
 	if e.Topic != nil && e.TopicID != zero {
 		return newTopicError(kerr.InvalidRequest, "You may not specify both topic name and topic id.")
 	}
-	if (e.Topic != nil && names[*e.Topic] > 1) || (e.Topic == nil && ids[e.TopicID] > 1) {
+	if e.Topic == nil && e.TopicID == zero {
+		return newTopicError(kerr.InvalidRequest, "Neither topic name nor id were specified.")
+	}
+	if e.Topic != nil && names[*e.Topic] > 1 {
 		return newTopicError(kerr.InvalidRequest, "Duplicate topic name.")
+	}
+	if e.Topic == nil && ids[e.TopicID] > 1 {
+		return newTopicError(kerr.InvalidRequest, "Duplicate topic id.")
 	}
 	if !b.cfg.DeleteTopicEnable {
 		return newTopicError(kerr.TopicDeletionDisabled, "Topic deletion is disabled.")

@@ -45,6 +45,10 @@ func TestDeleteTopicsByNameAndID(t *testing.T) {
 	if r := resp.Topics[4]; r.ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("name and id: %s", errName(r.ErrorCode))
 	}
+	req.Topics = []kmsg.DeleteTopicsRequestTopic{kmsg.NewDeleteTopicsRequestTopic()}
+	if r := request[*kmsg.DeleteTopicsResponse](t, ab.cl, req).Topics[0]; r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("neither name nor id: %s", errName(r.ErrorCode))
+	}
 	if ab.b.topic("gone-by-name") != nil || ab.b.topic("gone-by-id") != nil {
 		t.Fatal("topics still in the table")
 	}
