@@ -189,3 +189,18 @@ func TestMetadataAdvertisesTheRequestListener(t *testing.T) {
 		}
 	}
 }
+
+// A producer that may auto-create topics gets LEADER_NOT_AVAILABLE first,
+// retries, and its records land in the new topic.
+func TestMetadataAutoCreateForProducer(t *testing.T) {
+	ab := startAdminBroker(t)
+	cl := ab.client(t, kgo.AllowAutoTopicCreation(), kgo.RequestRetries(20))
+	defer cl.Close()
+	if err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: "made-by-producer", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	tp := ab.b.topic("made-by-producer")
+	if tp == nil || len(tp.Partitions) != 1 || tp.Partitions[0].LogEndOffset() != 1 {
+		t.Fatalf("topic %+v", tp)
+	}
+}
