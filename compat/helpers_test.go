@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -89,6 +90,9 @@ func consumeN(t *testing.T, addr, topic string, n int, timeout time.Duration, op
 	return out
 }
 
+// segmentName is Kafka's segment file name: the base offset in 20 digits.
+var segmentName = regexp.MustCompile(`^[0-9]{20}\.log$`)
+
 // segmentFiles lists every .log segment under a broker's log dir.
 func segmentFiles(t *testing.T, logDir string) []string {
 	t.Helper()
@@ -97,7 +101,7 @@ func segmentFiles(t *testing.T, logDir string) []string {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && strings.HasSuffix(path, ".log") {
+		if !d.IsDir() && segmentName.MatchString(d.Name()) {
 			files = append(files, path)
 		}
 		return nil

@@ -184,9 +184,13 @@ func TestDumpLog(t *testing.T) {
 		t.Errorf("SIGTERM shutdown: %v", err)
 	}
 	out := dumpSegments(t, b.LogDir)
+	var missing []string
 	for _, v := range want {
 		if !strings.Contains(out, "payload: "+v+"\n") {
-			t.Errorf("kafka-dump-log output lacks record %q", v)
+			missing = append(missing, v)
 		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("kafka-dump-log output lacks %d of %d records, first %q", len(missing), len(want), missing[0])
 	}
 }

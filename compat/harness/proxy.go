@@ -16,11 +16,12 @@ type Proxy struct {
 	ln net.Listener
 	wg sync.WaitGroup
 
-	mu     sync.Mutex
-	target string
-	conns  map[net.Conn]struct{}
-	closed bool
-	cuts   int
+	mu       sync.Mutex
+	target   string
+	conns    map[net.Conn]struct{}
+	closed   bool
+	cuts     int
+	accepted int
 }
 
 // NewProxy listens on a free loopback port and forwards to target. Target
@@ -72,6 +73,13 @@ func (p *Proxy) Cuts() int {
 	return p.cuts
 }
 
+// Accepted is how many client connections the proxy has forwarded.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
+}
+
 // Close stops accepting, cuts every connection and waits for the proxy's
 // goroutines.
 func (p *Proxy) Close() {
@@ -119,6 +127,7 @@ func (p *Proxy) track(conns ...net.Conn) bool {
 	for _, c := range conns {
 		p.conns[c] = struct{}{}
 	}
+	p.accepted++
 	return true
 }
 
