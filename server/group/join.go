@@ -216,16 +216,19 @@ func (c *Coordinator) addMemberAndRebalance(g *group, p joinParams) (joinResult,
 		sessionTimeout:   p.sessionTimeout,
 		protocolType:     p.protocolType,
 		protocols:        p.protocols,
-		awaitingJoin:     make(chan joinResult, 1),
 		isNew:            true,
 	}
+	// The channel is kept here: a join that completes synchronously
+	// (group.initial.rebalance.delay.ms=0) answers it and clears the field.
+	wait := make(chan joinResult, 1)
+	m.awaitingJoin = wait
 	if g.state == statePreparingRebalance && g.generation == 0 {
 		g.newMemberAdded = true
 	}
 	g.add(m)
 	c.scheduleHeartbeat(g, m, newMemberJoinTimeout)
 	c.maybePrepareRebalance(g)
-	return joinResult{}, m.awaitingJoin
+	return joinResult{}, wait
 }
 
 func (c *Coordinator) updateMemberAndRebalance(g *group, m *member, p joinParams) (joinResult, chan joinResult) {
@@ -236,9 +239,10 @@ func (c *Coordinator) updateMemberAndRebalance(g *group, m *member, p joinParams
 		// A duplicate JoinGroup supersedes the earlier one.
 		m.awaitingJoin <- joinError(kerr.RebalanceInProgress.Code, m.id)
 	}
-	m.awaitingJoin = make(chan joinResult, 1)
+	wait := make(chan joinResult, 1)
+	m.awaitingJoin = wait
 	c.maybePrepareRebalance(g)
-	return joinResult{}, m.awaitingJoin
+	return joinResult{}, wait
 }
 
 // replaceStaticMember gives a known group.instance.id a new member id (a
@@ -266,9 +270,10 @@ func (c *Coordinator) replaceStaticMember(ctx context.Context, g *group, oldID s
 	switch g.state {
 	case stateStable:
 		if g.selectProtocol() != g.protocol {
-			m.awaitingJoin = make(chan joinResult, 1)
+			wait := make(chan joinResult, 1)
+			m.awaitingJoin = wait
 			c.prepareRebalance(g)
-			return joinResult{}, m.awaitingJoin
+			return joinResult{}, wait
 		}
 		assignment := make(map[string][]byte, len(g.members))
 		for id, mm := range g.members {
@@ -292,12 +297,14 @@ func (c *Coordinator) replaceStaticMember(ctx context.Context, g *group, oldID s
 	case stateCompletingRebalance:
 		// The leader may already assign to the old id: rebalance so the new
 		// id gets an assignment.
-		m.awaitingJoin = make(chan joinResult, 1)
+		wait := make(chan joinResult, 1)
+		m.awaitingJoin = wait
 		c.prepareRebalance(g)
-		return joinResult{}, m.awaitingJoin
+		return joinResult{}, wait
 	}
-	m.awaitingJoin = make(chan joinResult, 1)
-	return joinResult{}, m.awaitingJoin
+	wait := make(chan joinResult, 1)
+	m.awaitingJoin = wait
+	return joinResult{}, wait
 }
 
 func (c *Coordinator) renameMember(g *group, m *member, from, to string) {
