@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/protocol"
 )
 
 func fetchReq(tp *Topic, partition int32, offset int64, maxWait, minBytes int32) *kmsg.FetchRequest {
@@ -199,5 +201,41 @@ func TestFetchSessionIncremental(t *testing.T) {
 	resp = request[*kmsg.FetchResponse](t, cl, inc)
 	if resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 		t.Fatalf("unknown session: %s", errName(resp.ErrorCode))
+	}
+}
+
+// TestFetchLargeAnswerIsAFrame checks that a large answer leaves as a
+// zero-copy frame and that a client decodes it to the log's bytes.
+func TestFetchLargeAnswerIsAFrame(t *testing.T) {
+	db := startDataBroker(t, t.TempDir())
+	tp := db.mustCreate(t, "large", 1, nil)
+	cl := db.client(t)
+	for i := 0; i < 4; i++ {
+		recs := make([]logstore.Record, 100)
+		for j := range recs {
+			recs[j] = logstore.Record{Value: make([]byte, 100), Timestamp: time.Now().UnixMilli()}
+		}
+		bt, err := logstore.EncodeBatch(plainOpts(), recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := produceRaw(t, cl, "large", 0, 1, bt.Raw); r.ErrorCode != 0 {
+			t.Fatal(errName(r.ErrorCode))
+		}
+	}
+	req := fetchReq(tp, 0, 0, 0, 0)
+	req.SetVersion(16)
+	direct := handleFetch(db.b, context.Background(), &protocol.Request{Key: 1, Version: 16, Body: req})
+	if direct.Frame == nil || direct.Frame.Len() < copyThreshold {
+		t.Fatalf("a %d-byte answer should be a frame: %+v", copyThreshold, direct)
+	}
+	resp := request[*kmsg.FetchResponse](t, cl, fetchReq(tp, 0, 0, 0, 0))
+	rr, err := db.b.partition("large", 0).Log().Read(0, 400, 1<<30, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := rr.Bytes()
+	if got := resp.Topics[0].Partitions[0].RecordBatches; !bytes.Equal(got, want) {
+		t.Fatalf("fetched %d bytes differing from the log's %d", len(got), len(want))
 	}
 }
