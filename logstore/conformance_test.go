@@ -250,10 +250,10 @@ func TestConformanceTruncateAndDeleteRecords(t *testing.T) {
 func TestConformanceEpochs(t *testing.T) {
 	for name, l := range logImpls(t, smallCfg()) {
 		t.Run(name, func(t *testing.T) {
-			appendN(t, l, 2, 5, 0, 0)  // 0..9 epoch 0
-			appendN(t, l, 2, 5, 0, 2)  // 10..19 epoch 2
-			appendN(t, l, 1, 5, 0, 2)  // same epoch: no entry
-			appendN(t, l, 1, 3, 0, 4)  // 25..27 epoch 4
+			appendN(t, l, 2, 5, 0, 0) // 0..9 epoch 0
+			appendN(t, l, 2, 5, 0, 2) // 10..19 epoch 2
+			appendN(t, l, 1, 5, 0, 2) // same epoch: no entry
+			appendN(t, l, 1, 3, 0, 4) // 25..27 epoch 4
 			want := []EpochEntry{{0, 0}, {2, 10}, {4, 25}}
 			got := l.LeaderEpochEntries()
 			if len(got) != len(want) {

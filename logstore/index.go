@@ -3,7 +3,6 @@ package logstore
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
 	"sort"
 )
@@ -216,5 +215,3 @@ func indexEntries(maxIndexBytes, entrySize int) int {
 	}
 	return n
 }
-
-func errIndex(path string, err error) error { return fmt.Errorf("index %s: %w", path, err) }
