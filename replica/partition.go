@@ -19,6 +19,12 @@ type Partition struct {
 
 	log logstore.Log
 
+	// attached is state that layers above keep per partition (the data
+	// path's producer table and append lock); it lives and dies with the
+	// partition, so a deleted and recreated topic starts clean.
+	attachOnce sync.Once
+	attached   any
+
 	mu            sync.Mutex
 	leaderEpoch   int32
 	highWatermark int64
@@ -36,6 +42,13 @@ func NewLeader(topic string, index int32, topicID [16]byte, log logstore.Log, le
 		highWatermark: log.LogEndOffset(),
 		changed:       make(chan struct{}),
 	}
+}
+
+// Attached returns the partition's attached state, creating it with init
+// on first use. Every caller must pass an init returning the same type.
+func (p *Partition) Attached(init func() any) any {
+	p.attachOnce.Do(func() { p.attached = init() })
+	return p.attached
 }
 
 // Log is the partition's local log.

@@ -70,9 +70,14 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 			err := topLevelErr
 			var p *replica.Partition
 			if err == nil {
-				p = b.partition(rt.Topic, rp.Partition)
-				if p == nil {
+				switch {
+				case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
 					err = kerr.UnknownTopicOrPartition
+				case t.Internal:
+					// Only the broker writes its internal topics.
+					err = kerr.InvalidTopicException
+				default:
+					p = t.Partitions[rp.Partition]
 				}
 			}
 			var lastOffset int64

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
@@ -160,12 +159,4 @@ func (sp *sessionPartition) hasNews(rp *kmsg.FetchResponseTopicPartition, data l
 		rp.HighWatermark != sp.highWatermark ||
 		rp.LogStartOffset != sp.logStartOffset ||
 		rp.LastStableOffset != sp.lastStableOffset
-}
-
-// unknownTopicErr is the error for a fetch partition naming no hosted topic.
-func unknownTopicErr(version int16) error {
-	if version >= 13 {
-		return kerr.UnknownTopicID
-	}
-	return kerr.UnknownTopicOrPartition
 }

@@ -19,10 +19,6 @@ const producerIDExpiration = 24 * time.Hour
 type dataPath struct {
 	b *Broker
 
-	// parts maps *replica.Partition to *partitionData. Keyed by the
-	// partition object so that a deleted and recreated topic starts clean.
-	parts sync.Map
-
 	producerIDs *producerIDManager
 	sessions    *fetchSessionCache
 }
@@ -47,13 +43,10 @@ type partitionData struct {
 	lastExpire time.Time
 }
 
-// partData returns p's state, creating it on first use.
+// partData returns p's state, creating it on first use. It hangs off the
+// partition itself, so it goes away with the partition.
 func (d *dataPath) partData(p *replica.Partition) *partitionData {
-	if v, ok := d.parts.Load(p); ok {
-		return v.(*partitionData)
-	}
-	v, _ := d.parts.LoadOrStore(p, &partitionData{})
-	return v.(*partitionData)
+	return p.Attached(func() any { return &partitionData{} }).(*partitionData)
 }
 
 // producerState returns p's producer table, rebuilding it from the log on

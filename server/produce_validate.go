@@ -82,7 +82,9 @@ func validateProduce(records []byte, version int16, rules produceRules, now int6
 	if h.Compression() > logstore.CompressionZstd {
 		return nil, kerr.InvalidRecord
 	}
-	if h.NumRecords == 0 {
+	// Kafka's LogValidator: the offset range and the record count agree,
+	// and a batch holds at least one record.
+	if h.NumRecords <= 0 || int64(h.NumRecords) != int64(h.LastOffsetDelta)+1 {
 		return nil, kerr.InvalidRecord
 	}
 	if !rules.logAppendTime {
