@@ -32,7 +32,7 @@ type Log interface {
 	// (the high watermark for consumers). When minOneBatch is true the first
 	// batch is returned whole even if it exceeds maxBytes (KIP-74).
 	// A startOffset outside [LogStartOffset, LogEndOffset] gives
-	// ErrOffsetOutOfRange.
+	// ErrOffsetOutOfRange; startOffset >= maxOffset gives an empty result.
 	Read(startOffset, maxOffset int64, maxBytes int, minOneBatch bool) (ReadResult, error)
 
 	LogStartOffset() int64

@@ -219,6 +219,9 @@ func (l *MemLog) Read(startOffset, maxOffset int64, maxBytes int, minOneBatch bo
 		return nil, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, startOffset, l.logStartOffset, leo)
 	}
 	var out []byte
+	if maxOffset <= startOffset {
+		return memReadResult(out), nil
+	}
 	remaining := int64(maxBytes)
 	for _, s := range l.segments {
 		if s.nextOffset <= startOffset {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"syscall"
 )
 
@@ -37,7 +38,8 @@ func (l *FileLog) Read(startOffset, maxOffset int64, maxBytes int, minOneBatch b
 
 // read adds to res the batches of this segment from the one holding
 // startOffset on; done reports that the read is complete (size or
-// maxOffset reached).
+// maxOffset reached). Batch boundaries are found through the offset index
+// and a short header scan, so a large read does not walk every batch.
 func (s *segment) read(res *fileReadResult, startOffset, maxOffset int64, remaining *int64, minOneBatch bool) (done bool, err error) {
 	pos := int64(0)
 	if startOffset > s.baseOffset {
@@ -45,6 +47,7 @@ func (s *segment) read(res *fileReadResult, startOffset, maxOffset int64, remain
 	}
 	sc := newHeaderScanner(s.log, s.size)
 	defer sc.release()
+	var first BatchHeader
 	for {
 		h, err := sc.header(pos)
 		if err == io.EOF {
@@ -53,20 +56,83 @@ func (s *segment) read(res *fileReadResult, startOffset, maxOffset int64, remain
 		if err != nil {
 			return true, err
 		}
-		size := int64(h.Size())
-		if h.LastOffset() < startOffset {
-			pos += size
-			continue
+		if h.LastOffset() >= startOffset {
+			first = h
+			break
 		}
-		if h.BaseOffset >= maxOffset {
-			return true, nil
+		pos += int64(h.Size())
+	}
+	if first.BaseOffset >= maxOffset {
+		return true, nil
+	}
+	firstSize := int64(first.Size())
+	if firstSize > *remaining {
+		if minOneBatch && res.n == 0 {
+			res.add(s.log, pos, firstSize)
+			*remaining = 0
 		}
-		if size > *remaining && !(minOneBatch && res.n == 0) {
-			return true, nil
+		return true, nil
+	}
+	// limit: where maxOffset cuts the segment (the first batch at or above it).
+	limit := s.size
+	if maxOffset < s.nextOffset {
+		if limit, err = s.firstBatchFrom(sc, max(pos, s.index.lookup(maxOffset)), maxOffset); err != nil {
+			return true, err
 		}
-		res.add(s.log, pos, size)
-		*remaining -= size
-		pos += size
+	}
+	budgetEnd := pos + *remaining
+	if limit <= budgetEnd {
+		res.add(s.log, pos, limit-pos)
+		*remaining -= limit - pos
+		return limit < s.size, nil
+	}
+	end, err := s.lastBoundaryWithin(sc, pos, budgetEnd)
+	if err != nil {
+		return true, err
+	}
+	res.add(s.log, pos, end-pos)
+	*remaining -= end - pos
+	return true, nil
+}
+
+// firstBatchFrom scans from the batch at pos to the first batch whose base
+// offset is >= offset and returns its position (the segment size if none).
+func (s *segment) firstBatchFrom(sc *headerScanner, pos, offset int64) (int64, error) {
+	for {
+		h, err := sc.header(pos)
+		if err == io.EOF {
+			return s.size, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if h.BaseOffset >= offset {
+			return pos, nil
+		}
+		pos += int64(h.Size())
+	}
+}
+
+// lastBoundaryWithin returns the end of the last whole batch that ends at
+// or before end, scanning from the closest index entry (at or after from).
+func (s *segment) lastBoundaryWithin(sc *headerScanner, from, end int64) (int64, error) {
+	i := sort.Search(len(s.index.pos), func(i int) bool { return int64(s.index.pos[i]) > end })
+	q := from
+	if i > 0 && int64(s.index.pos[i-1]) > from {
+		q = int64(s.index.pos[i-1])
+	}
+	for {
+		h, err := sc.header(q)
+		if err == io.EOF {
+			return q, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if q+int64(h.Size()) > end {
+			return q, nil
+		}
+		q += int64(h.Size())
 	}
 }
 
