@@ -1,0 +1,86 @@
+package replica
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kbroker/kbroker/logstore"
+)
+
+func appendOne(t *testing.T, p *Partition, n int) {
+	t.Helper()
+	recs := make([]logstore.Record, n)
+	bt, err := logstore.EncodeBatch(logstore.BatchOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader([]logstore.Batch{bt}, -1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAppendAdvancesHighWatermarkAndWakes(t *testing.T) {
+	p := NewLeader("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 3)
+	changed := p.Changed()
+	appendOne(t, p, 4)
+	select {
+	case <-changed:
+	default:
+		t.Fatal("an append that moves the high watermark must close Changed")
+	}
+	if hw := p.HighWatermark(); hw != 4 {
+		t.Fatalf("HW %d, want 4", hw)
+	}
+	rr, info, err := p.Read(0, 1<<20, true)
+	if err != nil || rr.Len() == 0 || info.HighWatermark != 4 || info.LogEndOffset != 4 {
+		t.Fatalf("read: %v, %d bytes, %+v", err, rr.Len(), info)
+	}
+	b, _ := rr.Bytes()
+	bs, err := logstore.ParseBatches(b)
+	if err != nil || bs[0].Header.PartitionLeaderEpoch != 3 {
+		t.Fatalf("the leader epoch must be stamped into appended batches: %v %+v", err, bs)
+	}
+}
+
+func TestCheckLeaderEpoch(t *testing.T) {
+	p := NewLeader("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 5)
+	for _, c := range []struct {
+		epoch int32
+		want  error
+	}{{-1, nil}, {5, nil}, {4, kerr.FencedLeaderEpoch}, {6, kerr.UnknownLeaderEpoch}} {
+		if err := p.CheckLeaderEpoch(c.epoch); !errors.Is(err, c.want) {
+			t.Errorf("epoch %d: %v, want %v", c.epoch, err, c.want)
+		}
+	}
+}
+
+func TestDeleteRecordsBefore(t *testing.T) {
+	p := NewLeader("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0)
+	for i := 0; i < 3; i++ {
+		appendOne(t, p, 2)
+	}
+	if _, err := p.DeleteRecordsBefore(7); !errors.Is(err, logstore.ErrOffsetOutOfRange) {
+		t.Fatalf("past the HW: %v", err)
+	}
+	if low, err := p.DeleteRecordsBefore(2); err != nil || low != 2 {
+		t.Fatalf("before 2: %d %v", low, err)
+	}
+	if low, err := p.DeleteRecordsBefore(1); err != nil || low != 2 {
+		t.Fatalf("below the log start is a no-op: %d %v", low, err)
+	}
+	if low, err := p.DeleteRecordsBefore(-1); err != nil || low != 6 {
+		t.Fatalf("-1 means the HW: %d %v", low, err)
+	}
+}
+
+func TestAttachedIsCreatedOnce(t *testing.T) {
+	p := NewLeader("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0)
+	calls := 0
+	init := func() any { calls++; return new(int) }
+	a, b := p.Attached(init), p.Attached(init)
+	if calls != 1 || a != b {
+		t.Fatalf("init called %d times, same value %v", calls, a == b)
+	}
+}
