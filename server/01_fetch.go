@@ -70,9 +70,7 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 			d.sessions.remove(r.SessionID)
 		}
 		if version >= 7 && r.SessionEpoch == initialEpoch {
-			if s := d.sessions.create(reqParts, usesIDs, now); s != nil {
-				plan.newSessID = s.id
-			}
+			plan.session = d.sessions.create(reqParts, usesIDs, now)
 		}
 		plan.parts = d.resolve(reqParts, usesIDs)
 		return plan, nil
@@ -95,10 +93,9 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 	}
 	s.mu.Lock()
 	s.update(reqParts, forgotten)
-	parts := append([]*sessionPartition(nil), s.parts...)
+	plan.parts = d.resolve(s.parts, usesIDs)
 	s.mu.Unlock()
 	plan.session, plan.full = s, false
-	plan.parts = d.resolve(parts, usesIDs)
 	return plan, nil
 }
 
@@ -125,13 +122,18 @@ func (d *dataPath) requestPartitions(r *kmsg.FetchRequest, usesIDs bool) []*sess
 	return out
 }
 
-// resolve finds each partition's replica.Partition. With topic ids (v13+)
-// an unknown id is UNKNOWN_TOPIC_ID; the response still names the topic
-// by name where known, since v13+ responses carry only the id.
+// resolve finds each partition's replica.Partition and snapshots its
+// fetch position. With topic ids (v13+) an unknown id is UNKNOWN_TOPIC_ID.
+// For a session the caller holds its lock.
 func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart {
 	out := make([]*fetchPart, len(parts))
 	for i, sp := range parts {
-		fp := &fetchPart{sp: sp}
+		fp := &fetchPart{
+			sp:                 sp,
+			fetchOffset:        sp.fetchOffset,
+			partitionMaxBytes:  sp.partitionMaxBytes,
+			currentLeaderEpoch: sp.currentLeaderEpoch,
+		}
 		var t *Topic
 		if usesIDs {
 			t = d.b.topicByID(sp.key.topicID)

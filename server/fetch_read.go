@@ -10,9 +10,17 @@ import (
 // fetchPart is one partition of a fetch as the data path sees it: from the
 // request (full fetch) or from the session (incremental fetch).
 type fetchPart struct {
+	// sp is the session's entry (or the request's, sessionless); it is
+	// read and written only under the session's lock, in response.
 	sp  *sessionPartition
 	p   *replica.Partition // nil when err is set
 	err error              // unknown topic, topic id or partition
+
+	// The request's position, copied from sp when the fetch was planned,
+	// so reads need no lock.
+	fetchOffset        int64
+	partitionMaxBytes  int32
+	currentLeaderEpoch int32
 
 	// Outcome of the last read.
 	data    logstore.ReadResult
@@ -27,9 +35,8 @@ type fetchPlan struct {
 	maxBytes  int
 	minBytes  int
 	parts     []*fetchPart
-	session   *fetchSession // nil for sessionless and uncached full fetches
-	full      bool
-	newSessID int32
+	session *fetchSession // nil for sessionless and uncached full fetches
+	full    bool
 }
 
 // read reads every partition, honouring response and partition limits:
@@ -45,16 +52,16 @@ func (f *fetchPlan) read() int {
 		if fp.err != nil {
 			continue
 		}
-		if err := fp.p.CheckLeaderEpoch(fp.sp.currentLeaderEpoch); err != nil {
+		if err := fp.p.CheckLeaderEpoch(fp.currentLeaderEpoch); err != nil {
 			fp.readErr = err
 			continue
 		}
-		limit := min(int(fp.sp.partitionMaxBytes), remaining)
+		limit := min(int(fp.partitionMaxBytes), remaining)
 		if limit <= 0 && !minOne {
 			fp.info = replica.ReadInfo{HighWatermark: fp.p.HighWatermark(), LogStartOffset: fp.p.LogStartOffset(), LogEndOffset: fp.p.LogEndOffset()}
 			continue
 		}
-		rr, info, err := fp.p.Read(fp.sp.fetchOffset, max(limit, 0), minOne)
+		rr, info, err := fp.p.Read(fp.fetchOffset, max(limit, 0), minOne)
 		fp.info = info
 		if err != nil {
 			fp.readErr = err
@@ -89,7 +96,6 @@ func (f *fetchPlan) anyError() bool {
 func (f *fetchPlan) response() (*kmsg.FetchResponse, []frameHole) {
 	resp := kmsg.NewPtrFetchResponse()
 	resp.SetVersion(f.version)
-	resp.SessionID = f.newSessID
 	if f.session != nil {
 		resp.SessionID = f.session.id
 		f.session.mu.Lock()
