@@ -31,12 +31,12 @@ type fetchPart struct {
 // fetchPlan is everything needed to read and answer a fetch; it survives
 // into the long-poll wait.
 type fetchPlan struct {
-	version   int16
-	maxBytes  int
-	minBytes  int
-	parts     []*fetchPart
-	session *fetchSession // nil for sessionless and uncached full fetches
-	full    bool
+	version  int16
+	maxBytes int
+	minBytes int
+	parts    []*fetchPart
+	session  *fetchSession // nil for sessionless and uncached full fetches
+	full     bool
 }
 
 // read reads every partition, honouring response and partition limits:
