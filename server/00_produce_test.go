@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/replica"
 )
 
 // TestProduceConsumeAllCodecs round-trips records through franz-go's
@@ -242,4 +244,56 @@ func TestIdempotentProducerThroughKgo(t *testing.T) {
 	if ps.ErrorCode != 0 || len(ps.ActiveProducers) != 1 || ps.ActiveProducers[0].LastSequence != 19 {
 		t.Fatalf("DescribeProducers: %s %+v", errName(ps.ErrorCode), ps.ActiveProducers)
 	}
+}
+
+// TestProduceWaitForHighWatermark drives the acks=-1 second phase
+// directly: standalone the high watermark follows every append, so a
+// pending partition is simulated by requiring an offset not yet written.
+func TestProduceWaitForHighWatermark(t *testing.T) {
+	p := replica.NewLeader("w", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0)
+	newResp := func() *kmsg.ProduceResponse {
+		resp := kmsg.NewPtrProduceResponse()
+		resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "w", Partitions: []kmsg.ProduceResponseTopicPartition{{}}}}
+		return resp
+	}
+
+	r := produceWait(newResp(), []producePending{{p: p, requiredOffset: 2}}, 5*time.Second)
+	if r.Wait == nil {
+		t.Fatal("an uncommitted append must wait")
+	}
+	done := make(chan protocol.Response, 1)
+	go func() { done <- r.Wait(context.Background()) }()
+	if _, err := p.AppendAsLeader([]logstore.Batch{mustBatch(t, 2)}, -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-done:
+		if code := got.Msg.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("committed append answered %s", errName(code))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the wait did not end when the high watermark passed the offset")
+	}
+
+	start := time.Now()
+	r = produceWait(newResp(), []producePending{{p: p, requiredOffset: 10}}, 100*time.Millisecond)
+	got := r.Wait(context.Background())
+	if code := got.Msg.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.RequestTimedOut.Code {
+		t.Fatalf("never committed: %s", errName(code))
+	}
+	if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("timed out after %v, want the request's 100ms", d)
+	}
+	if r := produceWait(newResp(), nil, time.Second); r.Msg == nil {
+		t.Fatal("nothing pending must answer at once")
+	}
+}
+
+func mustBatch(t *testing.T, n int) logstore.Batch {
+	t.Helper()
+	bt, err := logstore.EncodeBatch(plainOpts(), make([]logstore.Record, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bt
 }
