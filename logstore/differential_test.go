@@ -49,3 +49,41 @@ func TestReadMatchesMemLog(t *testing.T) {
 		}
 	}
 }
+
+// TestOffsetForTimestampMatchesMemLog uses out-of-order timestamps; the
+// targets never equal a record timestamp, so the time index's "<=" lookup
+// and MemLog's full scan must agree.
+func TestOffsetForTimestampMatchesMemLog(t *testing.T) {
+	cfg := smallCfg()
+	cfg.IndexIntervalBytes = 200
+	logs := logImpls(t, cfg)
+	fl, ml := logs["file"], logs["mem"]
+	r := rand.New(rand.NewSource(3))
+	for i := 0; i < 200; i++ {
+		n := 1 + r.Intn(4)
+		ts := int64(r.Intn(5000)) * 2
+		for _, l := range []Log{fl, ml} {
+			if _, err := l.AppendAsLeader([]Batch{mkBatch(t, n, ts)}, 0, -1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, l := range []Log{fl, ml} {
+		if err := l.DeleteRecordsBefore(37); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 500; i++ {
+		target := int64(r.Intn(10100))*2 + 1
+		o1, t1, f1, e1 := fl.OffsetForTimestamp(target)
+		o2, t2, f2, e2 := ml.OffsetForTimestamp(target)
+		if o1 != o2 || t1 != t2 || f1 != f2 || e1 != nil || e2 != nil {
+			t.Fatalf("OffsetForTimestamp(%d): file %d %d %v %v, mem %d %d %v %v", target, o1, t1, f1, e1, o2, t2, f2, e2)
+		}
+	}
+	a1, b1 := fl.MaxTimestamp()
+	a2, b2 := ml.MaxTimestamp()
+	if a1 != a2 || b1 != b2 {
+		t.Fatalf("MaxTimestamp file %d %d, mem %d %d", a1, b1, a2, b2)
+	}
+}

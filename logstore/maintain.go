@@ -161,8 +161,10 @@ func (l *FileLog) OffsetForTimestamp(ts int64) (int64, int64, bool, error) {
 		if s.maxTimestamp < ts || s.empty() {
 			continue
 		}
+		// The time index only says where to start scanning; records are
+		// filtered by the log start offset, as Kafka's findOffsetByTimestamp.
 		from := max(s.timeIndex.lookup(ts), l.logStartOffset)
-		off, rts, found, err := s.findTimestamp(ts, from)
+		off, rts, found, err := s.findTimestamp(ts, from, l.logStartOffset)
 		if err != nil || found {
 			return off, rts, found, err
 		}
@@ -170,9 +172,9 @@ func (l *FileLog) OffsetForTimestamp(ts int64) (int64, int64, bool, error) {
 	return -1, -1, false, nil
 }
 
-// findTimestamp scans batches holding offsets >= from for the first record
-// at or after ts.
-func (s *segment) findTimestamp(ts, from int64) (int64, int64, bool, error) {
+// findTimestamp scans batches from the one indexed for from on, for the
+// first record at or after ts whose offset is >= minOffset.
+func (s *segment) findTimestamp(ts, from, minOffset int64) (int64, int64, bool, error) {
 	pos := int64(0)
 	if from > s.baseOffset {
 		pos = s.index.lookup(from)
@@ -188,13 +190,13 @@ func (s *segment) findTimestamp(ts, from int64) (int64, int64, bool, error) {
 		if err != nil {
 			return 0, 0, false, err
 		}
-		if h.MaxTimestamp >= ts && h.LastOffset() >= from {
+		if h.MaxTimestamp >= ts && h.LastOffset() >= minOffset {
 			var b Batch
 			b, buf, err = readBatchAt(s.log, pos, s.size, buf)
 			if err != nil {
 				return 0, 0, false, err
 			}
-			if off, rts, ok, err := firstRecordAtOrAfter(b, ts, from); err != nil || ok {
+			if off, rts, ok, err := firstRecordAtOrAfter(b, ts, minOffset); err != nil || ok {
 				return off, rts, ok, err
 			}
 		}
