@@ -300,10 +300,31 @@ func TestFileLogLogEndBelowStartAfterReopen(t *testing.T) {
 }
 
 func TestFileLogSendfile(t *testing.T) {
-	l := openLog(t, t.TempDir()+"/t-0", smallCfg(), true, 0)
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 1 << 20
+	l := openLog(t, t.TempDir()+"/t-0", cfg, true, 0)
 	defer l.Close()
-	appendN(t, l, 50, 3, 0, 0)
-	res, err := l.Read(0, 1<<62, 1<<20, true)
+	// ~8 MiB over several segments: more than the socket buffers hold, so
+	// sendfile meets EAGAIN while the peer is not reading yet.
+	value := make([]byte, 1000)
+	for i := 0; i < 80; i++ {
+		recs := make([]Record, 100)
+		for j := range recs {
+			value[0], value[1] = byte(i), byte(j)
+			recs[j] = Record{Value: append([]byte(nil), value...), Timestamp: int64(i)}
+		}
+		b, err := EncodeBatch(BatchOptions{ProducerID: -1}, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.AppendAsLeader([]Batch{b}, 0, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(l.SegmentBaseOffsets()) < 5 {
+		t.Fatal("expected several segments")
+	}
+	res, err := l.Read(0, 1<<62, 64<<20, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,6 +343,7 @@ func TestFileLogSendfile(t *testing.T) {
 		}
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
+		time.Sleep(200 * time.Millisecond)
 		b, _ := io.ReadAll(io.LimitReader(c, int64(len(want))))
 		got <- b
 	}()
@@ -330,7 +352,7 @@ func TestFileLogSendfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	// Two concurrent results on the same files must not disturb each other.
+	c.(*net.TCPConn).SetWriteBuffer(64 << 10)
 	n, err := res.WriteTo(c)
 	if err != nil || n != int64(len(want)) {
 		t.Fatalf("WriteTo %d %v", n, err)

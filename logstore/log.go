@@ -9,7 +9,7 @@ import (
 // Log is one partition's log: an ordered sequence of magic-v2 record batches
 // with contiguous offsets starting at LogStartOffset. FileLog writes Kafka's
 // own on-disk format; MemLog is its in-memory twin for tests. Both pass the
-// same conformance suite (logtest_test.go).
+// same conformance suite (conformance_test.go).
 //
 // A Log is safe for concurrent use: appends are serialised inside the log,
 // reads never block appends for longer than it takes to snapshot the segment
