@@ -1,10 +1,3 @@
-// Command kbroker runs one Kafka-compatible broker:
-//
-//	kbroker server.properties [--override key=value ...]
-//
-// like Kafka's kafka-server-start.sh. It parses the configuration, serves
-// Prometheus metrics (and pprof when asked), turns SIGTERM/SIGINT into a
-// graceful shutdown, and hands everything else to package server.
 package main
 
 import (
