@@ -8,6 +8,10 @@ import (
 	"strings"
 )
 
+// maxPropertiesBytes bounds a configuration file: anything larger is not
+// a server.properties.
+const maxPropertiesBytes = 1 << 20
+
 // property is one key=value pair in file order; line is the first natural
 // line of its logical line, for error messages.
 type property struct {
@@ -24,14 +28,23 @@ type property struct {
 // the input is read as UTF-8: the files we read are written by people.
 // Values are trimmed because Kafka's ConfigDef trims every value it parses.
 func parseProperties(r io.Reader) ([]property, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	data, err := io.ReadAll(io.LimitReader(r, maxPropertiesBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxPropertiesBytes {
+		return nil, fmt.Errorf("larger than %d bytes", maxPropertiesBytes)
+	}
+	// Java ends a line at \n, \r or \r\n; the scanner only knows \n.
+	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 64<<10), maxPropertiesBytes)
 	var out []property
 	lineNo := 0
 	for sc.Scan() {
 		lineNo++
 		first := lineNo
-		line := trimLeftBlank(strings.TrimSuffix(sc.Text(), "\r"))
+		line := trimLeftBlank(sc.Text())
 		if line == "" || line[0] == '#' || line[0] == '!' {
 			// Java never continues a comment line, even one ending in '\'.
 			continue
@@ -43,7 +56,7 @@ func parseProperties(r io.Reader) ([]property, error) {
 				break
 			}
 			lineNo++
-			logical += trimLeftBlank(strings.TrimSuffix(sc.Text(), "\r"))
+			logical += trimLeftBlank(sc.Text())
 		}
 		key, value, err := splitProperty(logical)
 		if err != nil {

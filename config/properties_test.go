@@ -17,6 +17,8 @@ func TestParseProperties(t *testing.T) {
 		{"comments", "# x=y\n! p=q\n  # z=w\na=1", map[string]string{"a": "1"}},
 		{"blank lines", "\n\n a=1 \n\n", map[string]string{"a": "1"}},
 		{"crlf", "a=1\r\nb=2\r\n", map[string]string{"a": "1", "b": "2"}},
+		{"lone cr", "a=1\rb=2\r", map[string]string{"a": "1", "b": "2"}},
+		{"continuation over crlf", "a=x\\\r\n  y", map[string]string{"a": "xy"}},
 		{"empty value", "a=", map[string]string{"a": ""}},
 		{"key only", "a", map[string]string{"a": ""}},
 		{"second separator kept", "a==b", map[string]string{"a": "=b"}},
@@ -58,4 +60,48 @@ func TestParsePropertiesMalformedUnicode(t *testing.T) {
 			t.Errorf("%q: no error", in)
 		}
 	}
+}
+
+// FuzzParseProperties checks that no input panics the parser and that
+// every key it returns survives being written back with escapes.
+func FuzzParseProperties(f *testing.F) {
+	for _, s := range []string{"a=b", "a\\\n b", `k\:1=\u0041`, "# c\n! d\n", "a\\", `\u`, "x:y\r\nz y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		props, err := parseProperties(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, p := range props {
+			again, err := parseProperties(strings.NewReader(escapeKey(p.key) + "=x"))
+			if err != nil || len(again) != 1 || again[0].key != p.key {
+				t.Fatalf("key %q did not round-trip: %v %v", p.key, again, err)
+			}
+		}
+	})
+}
+
+// escapeKey writes a key the way Properties.store would.
+func escapeKey(k string) string {
+	var b strings.Builder
+	// Bytes, not runes: a key may hold invalid UTF-8, which must stay as is.
+	for i := 0; i < len(k); i++ {
+		switch r := k[i]; r {
+		case '\\', '=', ':', ' ', '#', '!':
+			b.WriteByte('\\')
+			b.WriteByte(r)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			b.WriteByte(r)
+		}
+	}
+	return b.String()
 }
