@@ -1,0 +1,293 @@
+package controller
+
+import (
+	"maps"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// fakeZK is an in-memory ZooKeeper ensemble for unit tests: one data tree,
+// any number of sessions (fakeConn). It keeps ZooKeeper's semantics that the
+// controller depends on: data and child versions, czxid/mzxid from one zxid
+// counter, ephemeral nodes owned by a session, sequential names from the
+// parent's cversion, one-shot watches, atomic multi.
+//
+// Lock: fakeZK.mu guards everything, including every fakeConn's state.
+// Watch channels are buffered (1) and written once, so firing them under
+// mu never blocks.
+type fakeZK struct {
+	mu          sync.Mutex
+	tree        fakeTree
+	nextSession int64
+	watches     []*fakeWatch
+}
+
+type fakeTree struct {
+	nodes map[string]*fakeNode
+	zxid  int64
+	// inMulti: a multi is one ZooKeeper transaction, so all its ops share
+	// the one zxid taken when it started.
+	inMulti bool
+}
+
+func (t *fakeTree) nextZxid() int64 {
+	if !t.inMulti {
+		t.zxid++
+	}
+	return t.zxid
+}
+
+type fakeNode struct {
+	data     []byte
+	stat     znodeStat
+	children map[string]struct{}
+	// childCreates numbers sequential children. ZooKeeper 3.8 bumps the
+	// child version on creates and deletes, but the sequence number it
+	// appends only counts creates (observed against the real server; the
+	// shared suite pins it).
+	childCreates int32
+}
+
+type watchKind int
+
+const (
+	watchData watchKind = iota
+	watchExist
+	watchChild
+)
+
+type fakeWatch struct {
+	conn *fakeConn
+	path string
+	kind watchKind
+	ch   chan zkEvent
+}
+
+// nodeEvent is a change the tree made; watches are fired after the change
+// is committed.
+type nodeEvent struct {
+	typ  zkEventType
+	path string
+}
+
+func newFakeZK() *fakeZK {
+	z := &fakeZK{tree: fakeTree{nodes: map[string]*fakeNode{}}}
+	z.tree.nodes["/"] = &fakeNode{children: map[string]struct{}{}}
+	return z
+}
+
+// connect opens a new session.
+func (z *fakeZK) connect() *fakeConn {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	c := &fakeConn{z: z, changed: make(chan struct{}, 1)}
+	z.nextSession++
+	c.session = zkSession{ID: z.nextSession, State: sessionConnected}
+	return c
+}
+
+// expire ends c's session as ZooKeeper does when it times out: c's
+// ephemeral nodes go (firing other sessions' watches), c's watches end with
+// errSessionExpired. Like go-zookeeper, the client then establishes a new
+// session by itself; both transitions are signalled on SessionChanged.
+func (z *fakeZK) expire(c *fakeConn) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.endSessionLocked(c, errSessionExpired, sessionExpired)
+	c.signal()
+	z.nextSession++
+	c.session = zkSession{ID: z.nextSession, State: sessionConnected}
+	c.signal()
+}
+
+func (z *fakeZK) endSessionLocked(c *fakeConn, why error, state sessionState) {
+	id := c.session.ID
+	var owned []string
+	for p, n := range z.tree.nodes {
+		if n.stat.EphemeralOwner == id {
+			owned = append(owned, p)
+		}
+	}
+	// Deepest first is not needed (ephemerals have no children), but a
+	// stable order keeps zxids deterministic.
+	sort.Strings(owned)
+	var events []nodeEvent
+	for _, p := range owned {
+		ev, err := z.tree.delete(p, -1)
+		if err == nil {
+			events = append(events, ev...)
+		}
+	}
+	kept := z.watches[:0]
+	for _, w := range z.watches {
+		if w.conn == c {
+			w.ch <- zkEvent{Type: eventNotWatching, Path: w.path, Err: why}
+			close(w.ch)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	z.watches = kept
+	c.session.State = state
+	z.fireLocked(events)
+}
+
+func (z *fakeZK) fireLocked(events []nodeEvent) {
+	for _, ev := range events {
+		var kinds []watchKind
+		switch ev.typ {
+		case eventNodeCreated:
+			kinds = []watchKind{watchExist}
+		case eventNodeDataChanged:
+			kinds = []watchKind{watchExist, watchData}
+		case eventNodeChildrenChanged:
+			kinds = []watchKind{watchChild}
+		case eventNodeDeleted:
+			kinds = []watchKind{watchExist, watchData, watchChild}
+		}
+		kept := z.watches[:0]
+		for _, w := range z.watches {
+			if w.path == ev.path && containsKind(kinds, w.kind) {
+				w.ch <- zkEvent{Type: ev.typ, Path: ev.path}
+				close(w.ch)
+				continue
+			}
+			kept = append(kept, w)
+		}
+		z.watches = kept
+	}
+}
+
+func containsKind(kinds []watchKind, k watchKind) bool {
+	for _, x := range kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (z *fakeZK) watchLocked(c *fakeConn, path string, kind watchKind) <-chan zkEvent {
+	w := &fakeWatch{conn: c, path: path, kind: kind, ch: make(chan zkEvent, 1)}
+	z.watches = append(z.watches, w)
+	return w.ch
+}
+
+func parentOf(path string) (parent, name string) {
+	i := strings.LastIndexByte(path, '/')
+	if i == 0 {
+		return "/", path[1:]
+	}
+	return path[:i], path[i+1:]
+}
+
+func validPath(path string) bool {
+	if path == "/" {
+		return true
+	}
+	if !strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") || strings.Contains(path, "//") {
+		return false
+	}
+	return true
+}
+
+func (t *fakeTree) create(path string, data []byte, mode createMode, session int64) (string, []nodeEvent, error) {
+	if !validPath(path) || path == "/" {
+		return "", nil, errBadArguments
+	}
+	parentPath, _ := parentOf(path)
+	parent, ok := t.nodes[parentPath]
+	if !ok {
+		return "", nil, errNoNode
+	}
+	if parent.stat.EphemeralOwner != 0 {
+		return "", nil, errNoChildrenForEphemerals
+	}
+	if mode.sequential() {
+		path = sequentialName(path, parent.childCreates)
+	}
+	if _, exists := t.nodes[path]; exists {
+		return "", nil, errNodeExists
+	}
+	zxid := t.nextZxid()
+	n := &fakeNode{data: cloneBytes(data), children: map[string]struct{}{}}
+	n.stat.Czxid, n.stat.Mzxid = zxid, zxid
+	if mode.ephemeral() {
+		n.stat.EphemeralOwner = session
+	}
+	t.nodes[path] = n
+	_, name := parentOf(path)
+	parent.children[name] = struct{}{}
+	parent.stat.Cversion++
+	parent.childCreates++
+	parent.stat.NumChildren = int32(len(parent.children))
+	return path, []nodeEvent{{eventNodeCreated, path}, {eventNodeChildrenChanged, parentPath}}, nil
+}
+
+func (t *fakeTree) set(path string, data []byte, version int32) (znodeStat, []nodeEvent, error) {
+	n, ok := t.nodes[path]
+	if !ok {
+		return znodeStat{}, nil, errNoNode
+	}
+	if version != -1 && version != n.stat.Version {
+		return znodeStat{}, nil, errBadVersion
+	}
+	n.data = cloneBytes(data)
+	n.stat.Version++
+	n.stat.Mzxid = t.nextZxid()
+	return n.stat, []nodeEvent{{eventNodeDataChanged, path}}, nil
+}
+
+func (t *fakeTree) delete(path string, version int32) ([]nodeEvent, error) {
+	if path == "/" {
+		return nil, errBadArguments
+	}
+	n, ok := t.nodes[path]
+	if !ok {
+		return nil, errNoNode
+	}
+	if version != -1 && version != n.stat.Version {
+		return nil, errBadVersion
+	}
+	if len(n.children) > 0 {
+		return nil, errNotEmpty
+	}
+	t.nextZxid()
+	delete(t.nodes, path)
+	parentPath, name := parentOf(path)
+	parent := t.nodes[parentPath]
+	delete(parent.children, name)
+	parent.stat.Cversion++
+	parent.stat.NumChildren = int32(len(parent.children))
+	return []nodeEvent{{eventNodeDeleted, path}, {eventNodeChildrenChanged, parentPath}}, nil
+}
+
+func (t *fakeTree) check(path string, version int32) error {
+	n, ok := t.nodes[path]
+	if !ok {
+		return errNoNode
+	}
+	if version != -1 && version != n.stat.Version {
+		return errBadVersion
+	}
+	return nil
+}
+
+// clone copies the tree deeply enough that a failed multi can be dropped.
+func (t *fakeTree) clone() fakeTree {
+	c := fakeTree{nodes: make(map[string]*fakeNode, len(t.nodes)), zxid: t.zxid}
+	for p, n := range t.nodes {
+		cp := *n
+		cp.children = maps.Clone(n.children)
+		c.nodes[p] = &cp
+	}
+	return c
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}

@@ -1,0 +1,379 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+)
+
+// zkHarness opens sessions on one ensemble, isolated from other tests.
+type zkHarness struct {
+	name    string
+	connect func(t *testing.T) zkClient
+}
+
+// zkHarnesses is the fake always, plus a real server when KBROKER_TEST_ZK
+// (host:port) is set; each test then gets its own chroot.
+func zkHarnesses(t *testing.T) []zkHarness {
+	hs := []zkHarness{{name: "fake", connect: fakeHarness(t)}}
+	if addr := os.Getenv("KBROKER_TEST_ZK"); addr != "" {
+		hs = append(hs, zkHarness{name: "real", connect: realHarness(t, addr)})
+	}
+	return hs
+}
+
+func fakeHarness(t *testing.T) func(*testing.T) zkClient {
+	z := newFakeZK()
+	return func(t *testing.T) zkClient {
+		c := z.connect()
+		t.Cleanup(c.Close)
+		return c
+	}
+}
+
+func realHarness(t *testing.T, addr string) func(*testing.T) zkClient {
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	chroot := "/kbroker-test-" + hex.EncodeToString(b)
+	return func(t *testing.T) zkClient {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := dialZK(ctx, addr+chroot, 6*time.Second, nil)
+		if err != nil {
+			t.Fatalf("dial %s: %v", addr, err)
+		}
+		t.Cleanup(c.Close)
+		return c
+	}
+}
+
+// forEachZK runs f as a subtest against every harness.
+func forEachZK(t *testing.T, f func(t *testing.T, h zkHarness)) {
+	for _, h := range zkHarnesses(t) {
+		t.Run(h.name, func(t *testing.T) { f(t, h) })
+	}
+}
+
+// awaitEvent waits, bounded, for a watch to fire.
+func awaitEvent(t *testing.T, ch <-chan zkEvent) zkEvent {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("watch channel closed without an event")
+		}
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("watch did not fire within 5s")
+	}
+	return zkEvent{}
+}
+
+func noEvent(t *testing.T, ch <-chan zkEvent, wait time.Duration) {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if ok {
+			t.Fatalf("unexpected watch event %+v", ev)
+		}
+	case <-time.After(wait):
+	}
+}
+
+func mustCreate(t *testing.T, c zkClient, path string, data string, mode createMode) string {
+	t.Helper()
+	p, err := c.Create(path, []byte(data), mode)
+	if err != nil {
+		t.Fatalf("create %s: %v", path, err)
+	}
+	return p
+}
+
+func TestZKVersionsAndErrors(t *testing.T) {
+	forEachZK(t, func(t *testing.T, h zkHarness) {
+		c := h.connect(t)
+		mustCreate(t, c, "/a", "one", modePersistent)
+		d, st, err := c.Get("/a")
+		if err != nil || string(d) != "one" || st.Version != 0 {
+			t.Fatalf("get: %q %+v %v", d, st, err)
+		}
+		if _, err := c.Create("/a", nil, modePersistent); !errors.Is(err, errNodeExists) {
+			t.Fatalf("create existing: %v", err)
+		}
+		if _, err := c.Create("/missing/child", nil, modePersistent); !errors.Is(err, errNoNode) {
+			t.Fatalf("create without parent: %v", err)
+		}
+		st, err = c.Set("/a", []byte("two"), 0)
+		if err != nil || st.Version != 1 {
+			t.Fatalf("set v0: %+v %v", st, err)
+		}
+		if _, err := c.Set("/a", []byte("three"), 0); !errors.Is(err, errBadVersion) {
+			t.Fatalf("set stale version: %v", err)
+		}
+		if st, err = c.Set("/a", []byte("any"), -1); err != nil || st.Version != 2 {
+			t.Fatalf("set any version: %+v %v", st, err)
+		}
+		mustCreate(t, c, "/a/b", "", modePersistent)
+		if err := c.Delete("/a", -1); !errors.Is(err, errNotEmpty) {
+			t.Fatalf("delete non-empty: %v", err)
+		}
+		if err := c.Delete("/a/b", 5); !errors.Is(err, errBadVersion) {
+			t.Fatalf("delete wrong version: %v", err)
+		}
+		if err := c.Delete("/a/b", 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete("/a", 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.Get("/a"); !errors.Is(err, errNoNode) {
+			t.Fatalf("get deleted: %v", err)
+		}
+		if ok, _, err := c.Exists("/a"); ok || err != nil {
+			t.Fatalf("exists deleted: %v %v", ok, err)
+		}
+		if _, err := c.Set("/a", nil, -1); !errors.Is(err, errNoNode) {
+			t.Fatalf("set missing: %v", err)
+		}
+	})
+}
+
+func TestZKSequentialNames(t *testing.T) {
+	forEachZK(t, func(t *testing.T, h zkHarness) {
+		c := h.connect(t)
+		mustCreate(t, c, "/isr_change_notification", "", modePersistent)
+		var got []string
+		for i := 0; i < 3; i++ {
+			got = append(got, mustCreate(t, c, "/isr_change_notification/isr_change_", "x", modePersistentSequential))
+		}
+		want := []string{
+			"/isr_change_notification/isr_change_0000000000",
+			"/isr_change_notification/isr_change_0000000001",
+			"/isr_change_notification/isr_change_0000000002",
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("sequential names %v, want %v", got, want)
+		}
+		if err := c.Delete(want[2], -1); err != nil {
+			t.Fatal(err)
+		}
+		// The counter counts creations only: a delete does not advance it
+		// (the child version does move, to 4).
+		if p := mustCreate(t, c, "/isr_change_notification/isr_change_", "", modePersistentSequential); p != "/isr_change_notification/isr_change_0000000003" {
+			t.Fatalf("after delete: %s", p)
+		}
+		names, st, err := c.Children("/isr_change_notification")
+		sort.Strings(names)
+		if err != nil || len(names) != 3 || st.NumChildren != 3 || names[2] != "isr_change_0000000003" || st.Cversion != 5 {
+			t.Fatalf("children %v %+v %v", names, st, err)
+		}
+	})
+}
+
+func TestZKEphemeralTiedToSession(t *testing.T) {
+	forEachZK(t, func(t *testing.T, h zkHarness) {
+		owner, other := h.connect(t), h.connect(t)
+		mustCreate(t, owner, "/brokers", "", modePersistent)
+		mustCreate(t, owner, "/brokers/1", "reg", modeEphemeral)
+		_, st, err := other.Get("/brokers/1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.EphemeralOwner != owner.Session().ID || st.EphemeralOwner == 0 {
+			t.Fatalf("ephemeral owner %d, session %d", st.EphemeralOwner, owner.Session().ID)
+		}
+		if _, err := owner.Create("/brokers/1/x", nil, modePersistent); !errors.Is(err, errNoChildrenForEphemerals) {
+			t.Fatalf("child of ephemeral: %v", err)
+		}
+		_, _, gone, err := other.ExistsW("/brokers/1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner.Close()
+		if ev := awaitEvent(t, gone); ev.Type != eventNodeDeleted || ev.Path != "/brokers/1" {
+			t.Fatalf("event %+v", ev)
+		}
+		if ok, _, _ := other.Exists("/brokers/1"); ok {
+			t.Fatal("ephemeral survived its session")
+		}
+		if _, err := owner.Create("/brokers/2", nil, modePersistent); err == nil {
+			t.Fatal("closed client still writes")
+		}
+	})
+}
+
+func TestZKWatchesFireOnce(t *testing.T) {
+	forEachZK(t, func(t *testing.T, h zkHarness) {
+		c, w := h.connect(t), h.connect(t)
+		ok, _, created, err := w.ExistsW("/controller")
+		if err != nil || ok {
+			t.Fatalf("existsW missing: %v %v", ok, err)
+		}
+		mustCreate(t, c, "/controller", "1", modePersistent)
+		if ev := awaitEvent(t, created); ev.Type != eventNodeCreated || ev.Path != "/controller" {
+			t.Fatalf("created event %+v", ev)
+		}
+
+		_, _, changed, err := w.GetW("/controller")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, kids, err := w.ChildrenW("/controller")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Set("/controller", []byte("2"), -1); err != nil {
+			t.Fatal(err)
+		}
+		if ev := awaitEvent(t, changed); ev.Type != eventNodeDataChanged {
+			t.Fatalf("changed event %+v", ev)
+		}
+		// One-shot: a second change does not reach the spent watch.
+		if _, err := c.Set("/controller", []byte("3"), -1); err != nil {
+			t.Fatal(err)
+		}
+		noEvent(t, changed, 200*time.Millisecond)
+		// Data changes do not fire child watches.
+		noEvent(t, kids, 100*time.Millisecond)
+
+		mustCreate(t, c, "/controller/x", "", modePersistent)
+		if ev := awaitEvent(t, kids); ev.Type != eventNodeChildrenChanged || ev.Path != "/controller" {
+			t.Fatalf("children event %+v", ev)
+		}
+
+		_, _, deleted, err := w.GetW("/controller/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete("/controller/x", -1); err != nil {
+			t.Fatal(err)
+		}
+		if ev := awaitEvent(t, deleted); ev.Type != eventNodeDeleted || ev.Path != "/controller/x" {
+			t.Fatalf("deleted event %+v", ev)
+		}
+		if _, _, _, err := w.GetW("/nothing"); !errors.Is(err, errNoNode) {
+			t.Fatalf("getW missing: %v", err)
+		}
+	})
+}
+
+func TestZKMultiIsAtomic(t *testing.T) {
+	forEachZK(t, func(t *testing.T, h zkHarness) {
+		c := h.connect(t)
+		mustCreate(t, c, "/controller_epoch", "0", modePersistent)
+		_, err := c.Multi(
+			&opCreate{Path: "/controller", Data: []byte("me"), Mode: modeEphemeral},
+			&opSet{Path: "/controller_epoch", Data: []byte("1"), Version: 7},
+		)
+		var me *multiError
+		if !errors.Is(err, errBadVersion) || !errors.As(err, &me) || me.Index != 1 {
+			t.Fatalf("multi with stale version: %v", err)
+		}
+		if ok, _, _ := c.Exists("/controller"); ok {
+			t.Fatal("failed multi left its create behind")
+		}
+		res, err := c.Multi(
+			&opCheck{Path: "/controller_epoch", Version: 0},
+			&opCreate{Path: "/controller", Data: []byte("me"), Mode: modeEphemeral},
+			&opSet{Path: "/controller_epoch", Data: []byte("1"), Version: 0},
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 3 || res[1].Path != "/controller" || res[2].Stat.Version != 1 {
+			t.Fatalf("results %+v", res)
+		}
+		_, st, err := c.Get("/controller")
+		if err != nil || st.EphemeralOwner != c.Session().ID {
+			t.Fatalf("controller node %+v %v", st, err)
+		}
+		_, err = c.Multi(
+			&opCheck{Path: "/controller_epoch", Version: 0},
+			&opDelete{Path: "/controller", Version: -1},
+		)
+		if !errors.Is(err, errBadVersion) || !errors.As(err, &me) || me.Index != 0 {
+			t.Fatalf("fenced delete: %v", err)
+		}
+		if _, err := c.Multi(&opCreate{Path: "/controller", Mode: modePersistent}); !errors.Is(err, errNodeExists) {
+			t.Fatalf("multi create existing: %v", err)
+		}
+	})
+}
+
+func TestZKCzxidGrows(t *testing.T) {
+	forEachZK(t, func(t *testing.T, h zkHarness) {
+		c := h.connect(t)
+		mustCreate(t, c, "/b1", "", modeEphemeral)
+		_, s1, _ := c.Get("/b1")
+		if err := c.Delete("/b1", -1); err != nil {
+			t.Fatal(err)
+		}
+		mustCreate(t, c, "/b1", "", modeEphemeral)
+		_, s2, _ := c.Get("/b1")
+		if s1.Czxid <= 0 || s2.Czxid <= s1.Czxid {
+			t.Fatalf("czxid %d then %d", s1.Czxid, s2.Czxid)
+		}
+	})
+}
+
+// Session expiry can only be forced on the fake; registration tests cover
+// its consequences.
+func TestFakeZKExpiry(t *testing.T) {
+	z := newFakeZK()
+	a, b := z.connect(), z.connect()
+	defer a.Close()
+	defer b.Close()
+	mustCreate(t, a, "/e", "", modeEphemeral)
+	_, _, aw, _ := a.ChildrenW("/")
+	_, _, bw, _ := b.ExistsW("/e")
+	old := a.Session().ID
+	z.expire(a)
+	if ev := awaitEvent(t, aw); ev.Type != eventNotWatching || !errors.Is(ev.Err, errSessionExpired) {
+		t.Fatalf("expired session's watch: %+v", ev)
+	}
+	if ev := awaitEvent(t, bw); ev.Type != eventNodeDeleted {
+		t.Fatalf("other session's watch: %+v", ev)
+	}
+	select {
+	case <-a.SessionChanged():
+	default:
+		t.Fatal("no session change signalled")
+	}
+	if s := a.Session(); s.State != sessionConnected || s.ID == old {
+		t.Fatalf("session after expiry %+v (old %d)", s, old)
+	}
+}
+
+func TestParseZKConnect(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		servers []string
+		chroot  string
+		bad     bool
+	}{
+		{in: "127.0.0.1:2181", servers: []string{"127.0.0.1:2181"}},
+		{in: "a:1,b:2/kafka/x", servers: []string{"a:1", "b:2"}, chroot: "/kafka/x"},
+		{in: "a:1/", servers: []string{"a:1"}},
+		{in: "/kafka", bad: true},
+		{in: "a:1/kafka/", bad: true},
+	} {
+		s, c, err := parseZKConnect(tc.in)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%q: no error", tc.in)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(s, tc.servers) || c != tc.chroot {
+			t.Errorf("%q: %v %q %v", tc.in, s, c, err)
+		}
+	}
+}
