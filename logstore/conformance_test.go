@@ -379,3 +379,32 @@ func TestConformanceCompaction(t *testing.T) {
 		})
 	}
 }
+
+func TestConformanceRetentionStopsAtHighWatermark(t *testing.T) {
+	cfg := smallCfg()
+	cfg.RetentionMs = 1000
+	for name, l := range logImpls(t, cfg) {
+		t.Run(name, func(t *testing.T) {
+			appendN(t, l, 60, 2, 0, 0)
+			segs := l.(interface{ SegmentBaseOffsets() []int64 }).SegmentBaseOffsets()
+			if len(segs) < 4 {
+				t.Fatalf("segments %v", segs)
+			}
+			// Only the first two segments are below the high watermark.
+			l.(HighWatermarkSetter).SetHighWatermark(segs[2])
+			if err := l.Maintain(time.UnixMilli(1 << 40)); err != nil {
+				t.Fatal(err)
+			}
+			if l.LogStartOffset() != segs[2] {
+				t.Fatalf("LSO %d, want %d", l.LogStartOffset(), segs[2])
+			}
+			l.(HighWatermarkSetter).SetHighWatermark(l.LogEndOffset())
+			if err := l.Maintain(time.UnixMilli(1 << 40)); err != nil {
+				t.Fatal(err)
+			}
+			if l.LogStartOffset() != l.LogEndOffset() {
+				t.Fatalf("LSO %d LEO %d", l.LogStartOffset(), l.LogEndOffset())
+			}
+		})
+	}
+}

@@ -32,6 +32,22 @@
 //   - Compaction keeps original offsets and never touches the active
 //     segment.
 //
+// Verified against Kafka itself: dumplog_test.go (build tag kafkatools)
+// has DumpLogSegments read our .log/.index/.timeindex files.
+//
+// Deliberate differences from Kafka (kept simple on purpose):
+//   - Compaction has no cleaner-offset-checkpoint or dirty-ratio
+//     scheduling: every Maintain pass of a compacted log re-cleans all
+//     non-active segments older than min.compaction.lag.ms, one cleaned
+//     file per segment (no grouping). Tombstones go once their segment's
+//     largest timestamp is older than delete.retention.ms (Kafka 3.x
+//     stamps a KIP-534 delete horizon instead). Control batches are kept.
+//   - No producer-state snapshots and no .txnindex.
+//   - No segment.jitter; leader-epoch truncations are written
+//     synchronously (3.9 writes them asynchronously).
+//   - Retention is bounded by the high watermark only once the replica
+//     layer calls SetHighWatermark (HighWatermarkSetter).
+//
 // Locks: FileLog.mu (RWMutex) guards a log's segment list, its segments'
 // in-memory state and the epoch cache. Appends and structural changes take
 // it exclusively; Read takes it shared only to locate the bytes, and the

@@ -43,6 +43,7 @@ type FileLog struct {
 	recoveryPoint  int64
 	epochs         epochCache
 	closed         bool
+	highWatermark  int64 // bounds retention; MaxInt64 until the replica layer sets it
 	unflushed      int64 // records appended since the last flush
 	lastFlush      time.Time
 	buf            []byte // reused to join a multi-batch append into one write
@@ -55,7 +56,11 @@ type FileLog struct {
 	now    func() time.Time
 }
 
-var _ Log = (*FileLog)(nil)
+var (
+	_ Log                 = (*FileLog)(nil)
+	_ HighWatermarkSetter = (*FileLog)(nil)
+	_ HighWatermarkSetter = (*MemLog)(nil)
+)
 
 // OpenFileLog opens or creates the log in dir, recovering it as Kafka's
 // LogLoader does (reference §5.17).
@@ -64,7 +69,7 @@ func OpenFileLog(dir string, cfg Config, opts FileLogOptions) (*FileLog, error) 
 		return nil, err
 	}
 	cfg = normalizeConfig(cfg)
-	l := &FileLog{dir: dir, cfg: cfg, logger: opts.Logger, now: opts.Now}
+	l := &FileLog{dir: dir, cfg: cfg, logger: opts.Logger, now: opts.Now, highWatermark: 1<<63 - 1}
 	if l.logger == nil {
 		l.logger = slog.Default()
 	}

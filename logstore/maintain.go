@@ -15,6 +15,13 @@ func (l *FileLog) segmentInfos() []segmentInfo {
 	return out
 }
 
+// SetHighWatermark bounds retention (see HighWatermarkSetter).
+func (l *FileLog) SetHighWatermark(hw int64) {
+	l.mu.Lock()
+	l.highWatermark = hw
+	l.mu.Unlock()
+}
+
 // Maintain applies retention, then compaction for compacted topics.
 func (l *FileLog) Maintain(now time.Time) error {
 	l.maintainMu.Lock()
@@ -34,7 +41,7 @@ func (l *FileLog) applyRetention(now time.Time) error {
 	if l.closed {
 		return ErrClosed
 	}
-	n := deletableSegments(l.segmentInfos(), l.cfg, now.UnixMilli(), l.logStartOffset)
+	n := deletableSegments(l.segmentInfos(), l.cfg, now.UnixMilli(), l.logStartOffset, l.logEndOffset(), l.highWatermark)
 	if n == 0 {
 		return nil
 	}

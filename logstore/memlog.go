@@ -20,6 +20,7 @@ type MemLog struct {
 	recoveryPoint  int64
 	epochs         epochCache
 	closed         bool
+	highWatermark  int64
 	now            func() time.Time
 }
 
@@ -38,7 +39,7 @@ var _ Log = (*MemLog)(nil)
 
 // NewMemLog returns an empty log starting at offset 0.
 func NewMemLog(cfg Config) *MemLog {
-	l := &MemLog{cfg: normalizeConfig(cfg), now: time.Now}
+	l := &MemLog{cfg: normalizeConfig(cfg), now: time.Now, highWatermark: 1<<63 - 1}
 	l.segments = []*memSegment{l.newSegment(0)}
 	return l
 }
@@ -305,13 +306,20 @@ func (l *MemLog) infos() []segmentInfo {
 	return out
 }
 
+// SetHighWatermark bounds retention (see HighWatermarkSetter).
+func (l *MemLog) SetHighWatermark(hw int64) {
+	l.mu.Lock()
+	l.highWatermark = hw
+	l.mu.Unlock()
+}
+
 func (l *MemLog) Maintain(now time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrClosed
 	}
-	n := deletableSegments(l.infos(), l.cfg, now.UnixMilli(), l.logStartOffset)
+	n := deletableSegments(l.infos(), l.cfg, now.UnixMilli(), l.logStartOffset, l.active().nextOffset, l.highWatermark)
 	if n == len(l.segments) {
 		l.segments = append(l.segments, l.newSegment(l.active().nextOffset))
 	}

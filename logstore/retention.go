@@ -15,13 +15,21 @@ type segmentInfo struct {
 // start offset, then retention.ms (largest timestamp too old), then
 // retention.bytes (whole segments while the rest stays over the limit).
 // The last (active) segment counts only when it is not empty; the caller
-// rolls first when every segment goes.
-func deletableSegments(segs []segmentInfo, cfg Config, nowMs, logStartOffset int64) int {
+// rolls first when every segment goes. Time and size retention never
+// delete a segment holding offsets at or above highWatermark (Kafka's
+// upperBoundOffset), so data followers still need stays.
+func deletableSegments(segs []segmentInfo, cfg Config, nowMs, logStartOffset, logEndOffset, highWatermark int64) int {
 	n := 0
 	for n < len(segs)-1 && segs[n+1].baseOffset <= logStartOffset {
 		n++
 	}
-	eligible := func(i int) bool { return i < len(segs)-1 || segs[i].size > 0 }
+	eligible := func(i int) bool {
+		upper := logEndOffset
+		if i < len(segs)-1 {
+			upper = segs[i+1].baseOffset
+		}
+		return (i < len(segs)-1 || segs[i].size > 0) && upper <= highWatermark
+	}
 	if strings.Contains(cfg.CleanupPolicy, "delete") {
 		if cfg.RetentionMs >= 0 {
 			for n < len(segs) && eligible(n) && segs[n].maxTimestamp >= 0 && nowMs-segs[n].maxTimestamp > cfg.RetentionMs {
@@ -44,3 +52,11 @@ func deletableSegments(segs []segmentInfo, cfg Config, nowMs, logStartOffset int
 }
 
 func isCompacted(cfg Config) bool { return strings.Contains(cfg.CleanupPolicy, "compact") }
+
+// HighWatermarkSetter is implemented by FileLog and MemLog. The replica
+// layer calls it as the high watermark moves so that retention, like
+// Kafka's, only deletes segments below it. Until it is called, retention
+// is not bounded.
+type HighWatermarkSetter interface {
+	SetHighWatermark(hw int64)
+}
