@@ -140,3 +140,21 @@ func TestKmsgAgrees(t *testing.T) {
 		t.Fatalf("kmsg %+v vs %+v", kb, h)
 	}
 }
+
+func TestDecodeRefusesSnappyBomb(t *testing.T) {
+	plain, _ := EncodeBatch(BatchOptions{}, []Record{{Key: []byte("a"), Value: []byte("b")}})
+	// A raw snappy block claiming 2 GiB of output in a few bytes.
+	body := binary.AppendUvarint(nil, 1<<31)
+	body = append(body, 0, 0, 0)
+	raw := append(append([]byte(nil), plain.Raw[:BatchHeaderSize]...), body...)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint16(raw[21:], uint16(CompressionSnappy))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoli))
+	bs, err := ParseBatches(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeRecords(bs[0]); !errors.Is(err, ErrCorruptMessage) {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -3,11 +3,13 @@ package logstore
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/snappy/xerial"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
@@ -63,7 +65,15 @@ func decompress(codec int8, src []byte) ([]byte, error) {
 		r = zr
 	case CompressionSnappy:
 		// Kafka's Java client frames snappy the xerial way; librdkafka and
-		// franz-go may send it raw. xerial.Decode accepts both.
+		// franz-go may send it raw. xerial.Decode accepts both, but it
+		// allocates what the blocks claim first, so check the claims.
+		n, err := snappyDecodedLen(src)
+		if err != nil {
+			return nil, err
+		}
+		if n > maxDecompressedBytes {
+			return nil, fmt.Errorf("batch inflates beyond %d bytes", maxDecompressedBytes)
+		}
 		return xerial.Decode(src)
 	case CompressionLZ4:
 		r = lz4.NewReader(bytes.NewReader(src))
@@ -85,6 +95,38 @@ func decompress(codec int8, src []byte) ([]byte, error) {
 		return nil, fmt.Errorf("batch inflates beyond %d bytes", maxDecompressedBytes)
 	}
 	return out, nil
+}
+
+var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+
+// snappyDecodedLen sums the decoded lengths the snappy blocks announce,
+// raw or in xerial framing (magic, two int32 versions, then length-prefixed
+// blocks).
+func snappyDecodedLen(src []byte) (int, error) {
+	if len(src) < 16 || !bytes.Equal(src[:8], xerialMagic) {
+		return s2.DecodedLen(src)
+	}
+	total := 0
+	for pos := 16; pos < len(src); {
+		if len(src)-pos < 4 {
+			return 0, errors.New("snappy: truncated xerial block")
+		}
+		size := int(binary.BigEndian.Uint32(src[pos:]))
+		pos += 4
+		if size < 0 || size > len(src)-pos {
+			return 0, errors.New("snappy: xerial block overflows")
+		}
+		n, err := s2.DecodedLen(src[pos : pos+size])
+		if err != nil {
+			return 0, err
+		}
+		total += n
+		if total > maxDecompressedBytes {
+			return total, nil
+		}
+		pos += size
+	}
+	return total, nil
 }
 
 func compress(codec int8, src []byte) ([]byte, error) {
