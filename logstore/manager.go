@@ -67,11 +67,14 @@ type Manager struct {
 	opts   ManagerOptions
 	logger *slog.Logger
 
-	mu     sync.Mutex
-	dirs   []*logDir
-	logs   map[partitionKey]*managedLog
-	meta   MetaProperties
-	closed bool
+	mu   sync.Mutex
+	dirs []*logDir
+	logs map[partitionKey]*managedLog
+	meta MetaProperties
+	// generatedClusterID: no dir had a cluster id and none was given, so
+	// SetMeta may still replace the one made up at open.
+	generatedClusterID bool
+	closed             bool
 }
 
 // OpenManager opens dirs in standalone mode (broker and cluster ids from
@@ -183,6 +186,7 @@ func (m *Manager) initMeta() error {
 	if want.ClusterID == "" {
 		u := NewUUID()
 		want.ClusterID = UUIDString(u)
+		m.generatedClusterID = true
 	}
 	m.meta = want
 	for _, path := range missing {
@@ -194,8 +198,9 @@ func (m *Manager) initMeta() error {
 }
 
 // SetMeta records broker and cluster ids learnt after opening (a cluster id
-// read from ZooKeeper). A dir already bound to another cluster is an error,
-// as Kafka's InconsistentClusterIdException.
+// read from ZooKeeper). A dir already bound to another cluster or broker is
+// an error, as Kafka's InconsistentClusterIdException, unless the ids in
+// the dirs were made up by this very open (fresh dirs).
 func (m *Manager) SetMeta(brokerID int32, clusterID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -205,11 +210,18 @@ func (m *Manager) SetMeta(brokerID int32, clusterID string) error {
 		if err != nil {
 			return err
 		}
-		if ok && got.ClusterID != "" && got.ClusterID != clusterID && got.ClusterID != m.meta.ClusterID {
+		if !ok {
+			continue
+		}
+		if got.ClusterID != "" && got.ClusterID != clusterID && !m.generatedClusterID {
 			return fmt.Errorf("%s: cluster.id %s does not match %s", path, got.ClusterID, clusterID)
+		}
+		if got.BrokerID != brokerID && !m.generatedClusterID {
+			return fmt.Errorf("%s: broker.id %d does not match %d", path, got.BrokerID, brokerID)
 		}
 	}
 	m.meta = MetaProperties{BrokerID: brokerID, ClusterID: clusterID}
+	m.generatedClusterID = false
 	for _, d := range m.dirs {
 		if err := writeMetaProperties(filepath.Join(d.path, metaPropertiesFile), m.meta, time.Now()); err != nil {
 			return err

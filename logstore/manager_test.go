@@ -256,3 +256,27 @@ func TestEpochCacheRules(t *testing.T) {
 		t.Fatalf("truncateFromStart: %v", c.entries)
 	}
 }
+
+func TestManagerSetMeta(t *testing.T) {
+	d := t.TempDir()
+	m := openMgr(t, []string{d}, ManagerOptions{})
+	// Fresh dir: the made-up ids may be replaced once.
+	if err := m.SetMeta(3, "zkClusterIdAAAAAAAAAAA"); err != nil {
+		t.Fatal(err)
+	}
+	if m.ClusterID() != "zkClusterIdAAAAAAAAAAA" || m.BrokerID() != 3 {
+		t.Fatal("SetMeta not applied")
+	}
+	if err := m.SetMeta(3, "anotherClusterAAAAAAAA"); err == nil {
+		t.Fatal("dir rebound to another cluster")
+	}
+	m.Close()
+	m2 := openMgr(t, []string{d}, ManagerOptions{})
+	defer m2.Close()
+	if m2.ClusterID() != "zkClusterIdAAAAAAAAAAA" || m2.BrokerID() != 3 {
+		t.Fatalf("persisted ids %s %d", m2.ClusterID(), m2.BrokerID())
+	}
+	if err := m2.SetMeta(4, "zkClusterIdAAAAAAAAAAA"); err == nil {
+		t.Fatal("broker id changed on a used dir")
+	}
+}
