@@ -114,6 +114,13 @@ func TestZNodeRoundTrips(t *testing.T) {
 	if got, err := decodeLogDirEventZNode(logDirEventZNode{Broker: 4, Event: 1}.encode()); err != nil || got.Broker != 4 || got.Event != 1 {
 		t.Errorf("log dir event round trip: %+v %v", got, err)
 	}
+	cfg := map[string]string{"retention.ms": "1000", "cleanup.policy": "compact"}
+	if got, err := decodeConfigZNode(encodeConfigZNode(cfg)); err != nil || !reflect.DeepEqual(got, cfg) {
+		t.Errorf("config round trip: %v %v", got, err)
+	}
+	if _, err := decodeConfigZNode([]byte(`{"version":1}`)); err == nil {
+		t.Error("config without config accepted")
+	}
 	if got, err := decodeConfigChange(encodeConfigChange("topics/x")); err != nil || got != "topics/x" {
 		t.Errorf("config change round trip: %q %v", got, err)
 	}
