@@ -122,14 +122,14 @@ func (l *FileLog) compact(now time.Time) error {
 	}
 	for i, s := range segs {
 		dropTombstones := now.UnixMilli()-s.maxTimestamp > cfg.DeleteRetentionMs
-		cleaned, changed, err := writeCleaned(s, sizes[i], m, dropTombstones)
+		ns, err := writeCleaned(s, sizes[i], m, dropTombstones, cfg)
 		if err != nil {
 			return fmt.Errorf("compact %s segment %d: %w", l.dir, s.baseOffset, err)
 		}
-		if !changed {
+		if ns == nil {
 			continue
 		}
-		if err := l.swapCleaned(s, sizes[i], cleaned); err != nil {
+		if err := l.swapCleaned(s, sizes[i], ns); err != nil {
 			return err
 		}
 	}
@@ -154,15 +154,25 @@ func eachBatch(f *os.File, size int64, fn func(Batch) error) error {
 	return nil
 }
 
-// writeCleaned writes the filtered segment to `<base>.log.cleaned`;
-// changed is false (and no file is left) when nothing would be removed.
-func writeCleaned(s *segment, size int64, m offsetMap, dropTombstones bool) (string, bool, error) {
-	path := segmentName(s.dir, s.baseOffset, ".log.cleaned")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o644)
+// writeCleaned writes the filtered segment to `<base>.log.cleaned` with
+// its indexes (`.index.cleaned`, `.timeindex.cleaned`), so the swap under
+// the log's lock is only renames. The result is nil when nothing would be
+// removed (and no file is left).
+func writeCleaned(s *segment, size int64, m offsetMap, dropTombstones bool, cfg Config) (*segment, error) {
+	ns, err := openSegmentFilesWithSuffix(s.dir, s.baseOffset, cfg, s.created, ".cleaned")
 	if err != nil {
-		return "", false, err
+		return nil, err
 	}
-	var written int64
+	discard := func() {
+		ns.closeFiles()
+		for _, suffix := range []string{".log", ".index", ".timeindex"} {
+			os.Remove(segmentName(s.dir, s.baseOffset, suffix+".cleaned"))
+		}
+	}
+	if err := errors.Join(ns.log.Truncate(0), ns.resetIndexes(), ns.makeActive()); err != nil {
+		discard()
+		return nil, err
+	}
 	changed := false
 	err = eachBatch(s.log, size, func(b Batch) error {
 		nb, keep, err := filterBatch(b, m, dropTombstones)
@@ -175,24 +185,24 @@ func writeCleaned(s *segment, size int64, m offsetMap, dropTombstones bool) (str
 		if !keep {
 			return nil
 		}
-		n, err := f.Write(nb.Raw)
-		written += int64(n)
-		return err
+		return ns.appendBatches(nb.Raw, []Batch{nb}, int64(cfg.IndexIntervalBytes))
 	})
 	if err == nil && changed {
-		err = f.Sync()
+		err = errors.Join(ns.makeInactive(), ns.flush())
 	}
-	err = errors.Join(err, f.Close())
 	if err != nil || !changed {
-		os.Remove(path)
-		return "", false, err
+		discard()
+		return nil, err
 	}
-	return path, true, nil
+	// An emptied segment still covers its offsets up to the next segment.
+	ns.nextOffset = max(ns.nextOffset, s.nextOffset)
+	ns.created = s.created
+	return ns, nil
 }
 
-// swapCleaned replaces s by the cleaned file unless the log changed under
-// us (the segment was deleted or truncated meanwhile).
-func (l *FileLog) swapCleaned(s *segment, size int64, cleaned string) error {
+// swapCleaned replaces s by the cleaned segment unless the log changed
+// under us (the segment was deleted or truncated meanwhile).
+func (l *FileLog) swapCleaned(s *segment, size int64, ns *segment) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	idx := -1
@@ -201,37 +211,30 @@ func (l *FileLog) swapCleaned(s *segment, size int64, cleaned string) error {
 			idx = i
 		}
 	}
+	name := func(suffix string) string { return segmentName(s.dir, s.baseOffset, suffix) }
 	if l.closed || idx < 0 || s.size != size {
-		return os.Remove(cleaned)
+		ns.closeFiles()
+		return errors.Join(os.Remove(name(".log.cleaned")), os.Remove(name(".index.cleaned")), os.Remove(name(".timeindex.cleaned")))
 	}
-	swap := segmentName(s.dir, s.baseOffset, ".log.swap")
-	if err := os.Rename(cleaned, swap); err != nil {
+	if err := os.Rename(name(".log.cleaned"), name(".log.swap")); err != nil {
 		return err
 	}
-	// From here a crash is finished by the loader (.log.swap → .log).
+	// From here a crash is finished by the loader: .log.swap becomes the
+	// .log and the indexes are rebuilt from it.
 	for _, suffix := range []string{".index", ".timeindex"} {
-		if err := os.Remove(segmentName(s.dir, s.baseOffset, suffix)); err != nil {
+		if err := os.Rename(name(suffix+".cleaned"), name(suffix)); err != nil {
 			return err
 		}
 	}
-	if err := os.Rename(swap, segmentName(s.dir, s.baseOffset, ".log")); err != nil {
+	if err := os.Rename(name(".log.swap"), name(".log")); err != nil {
 		return err
 	}
-	ns, err := openSegmentFiles(s.dir, s.baseOffset, l.cfg, s.created)
-	if err != nil {
-		return err
-	}
-	if _, err := ns.recover(int64(l.cfg.IndexIntervalBytes), nil); err != nil {
-		ns.closeFiles()
-		return err
-	}
-	// An emptied segment still covers its offsets up to the next one.
-	ns.nextOffset = max(ns.nextOffset, l.segments[idx+1].baseOffset)
-	if err := errors.Join(ns.makeInactive(), ns.flush()); err != nil {
-		ns.closeFiles()
+	if err := syncDir(l.dir); err != nil {
 		return err
 	}
 	l.segments[idx] = ns
+	// Readers may still hold ranges of the old file; it is unlinked
+	// already and closed later.
 	time.AfterFunc(segmentCloseDelay, func() { s.closeFiles() })
 	return nil
 }

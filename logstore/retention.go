@@ -32,7 +32,13 @@ func deletableSegments(segs []segmentInfo, cfg Config, nowMs, logStartOffset, lo
 	}
 	if strings.Contains(cfg.CleanupPolicy, "delete") {
 		if cfg.RetentionMs >= 0 {
-			for n < len(segs) && eligible(n) && segs[n].maxTimestamp >= 0 && nowMs-segs[n].maxTimestamp > cfg.RetentionMs {
+			// A segment compaction emptied has no timestamp left; it holds
+			// nothing to keep (Kafka would look at its mtime).
+			expired := func(i int) bool {
+				return segs[i].size == 0 && i < len(segs)-1 ||
+					segs[i].maxTimestamp >= 0 && nowMs-segs[i].maxTimestamp > cfg.RetentionMs
+			}
+			for n < len(segs) && eligible(n) && expired(n) {
 				n++
 			}
 		}

@@ -48,16 +48,22 @@ func (s *segment) empty() bool { return s.size == 0 }
 
 // openSegmentFiles opens (creating if needed) the three files of a segment.
 func openSegmentFiles(dir string, base int64, cfg Config, now time.Time) (*segment, error) {
-	lf, err := os.OpenFile(segmentName(dir, base, ".log"), os.O_CREATE|os.O_RDWR, 0o644)
+	return openSegmentFilesWithSuffix(dir, base, cfg, now, "")
+}
+
+// openSegmentFilesWithSuffix opens `<base>.log<suffix>` and its indexes
+// with the same suffix (the cleaner writes `.cleaned` files).
+func openSegmentFilesWithSuffix(dir string, base int64, cfg Config, now time.Time, suffix string) (*segment, error) {
+	lf, err := os.OpenFile(segmentName(dir, base, ".log"+suffix), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	xf, err := os.OpenFile(segmentName(dir, base, ".index"), os.O_CREATE|os.O_RDWR, 0o644)
+	xf, err := os.OpenFile(segmentName(dir, base, ".index"+suffix), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		lf.Close()
 		return nil, err
 	}
-	tf, err := os.OpenFile(segmentName(dir, base, ".timeindex"), os.O_CREATE|os.O_RDWR, 0o644)
+	tf, err := os.OpenFile(segmentName(dir, base, ".timeindex"+suffix), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		lf.Close()
 		xf.Close()
@@ -218,7 +224,7 @@ func (s *segment) load(indexInterval int64) (ok bool, err error) {
 		return false, err
 	}
 	s.size = st.Size()
-	xdata, err := os.ReadFile(s.index.f.Name())
+	xdata, err := os.ReadFile(segmentName(s.dir, s.baseOffset, ".index"))
 	if err != nil {
 		return false, err
 	}
@@ -253,7 +259,7 @@ func (s *segment) load(indexInterval int64) (ok bool, err error) {
 		s.nextOffset = h.LastOffset() + 1
 		p += int64(h.Size())
 	}
-	tdata, err := os.ReadFile(s.timeIndex.f.Name())
+	tdata, err := os.ReadFile(segmentName(s.dir, s.baseOffset, ".timeindex"))
 	if err != nil {
 		return false, err
 	}
@@ -376,8 +382,9 @@ func (s *segment) closeFiles() error {
 // ReadResult still referring to the .log can finish.
 func (s *segment) deleteFiles() error {
 	var errs []error
-	for _, f := range []*os.File{s.log, s.index.f, s.timeIndex.f} {
-		if err := os.Remove(f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// By name, not f.Name(): a compacted segment's files were renamed.
+	for _, suffix := range []string{".log", ".index", ".timeindex"} {
+		if err := os.Remove(segmentName(s.dir, s.baseOffset, suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
