@@ -17,12 +17,12 @@ import (
 // here: callers use Kafka's absolute paths, the server sees them under the
 // chroot, and paths coming back (created names, events) are stripped.
 type zkConn struct {
-	conn    *zk.Conn
+	conn    *zk.Conn // set once in dialZK; read under mu by Session
 	chroot  string
 	changed chan struct{}
 
 	mu      sync.Mutex
-	session zkSession
+	session zkSession // State only; the id comes from conn
 }
 
 var _ zkClient = (*zkConn)(nil)
@@ -66,7 +66,9 @@ func dialZK(ctx context.Context, connect string, sessionTimeout time.Duration, l
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
 	c.conn = conn
+	c.mu.Unlock()
 	for {
 		if c.Session().State == sessionConnected {
 			break
@@ -106,9 +108,15 @@ func (c *zkConn) onEvent(ev zk.Event) {
 		return
 	}
 	c.mu.Lock()
+	if c.session.State == sessionClosed {
+		c.mu.Unlock()
+		return
+	}
 	switch ev.State {
 	case zk.StateHasSession:
-		c.session = zkSession{ID: c.conn.SessionID(), State: sessionConnected}
+		// The id is read in Session: c.conn may not be set yet while
+		// dialZK is still inside zk.Connect.
+		c.session.State = sessionConnected
 	case zk.StateExpired:
 		c.session.State = sessionExpired
 	case zk.StateDisconnected, zk.StateConnecting, zk.StateConnected:
@@ -131,7 +139,11 @@ func (c *zkConn) onEvent(ev zk.Event) {
 func (c *zkConn) Session() zkSession {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.session
+	s := c.session
+	if s.State == sessionConnected && c.conn != nil {
+		s.ID = c.conn.SessionID()
+	}
+	return s
 }
 
 func (c *zkConn) SessionChanged() <-chan struct{} { return c.changed }

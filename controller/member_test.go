@@ -1,0 +1,204 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memberProbe runs a zkMember and records what it reports.
+type memberProbe struct {
+	t      *testing.T
+	mu     sync.Mutex
+	status controllerStatus
+	epochs []int64
+	done   chan error
+	cancel context.CancelFunc
+}
+
+func startMember(t *testing.T, c zkClient, id int32) *memberProbe {
+	p := &memberProbe{t: t, status: noController, done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	m := &zkMember{
+		zk:           c,
+		brokerID:     id,
+		registration: testRegistration("kb"),
+		nowMs:        func() int64 { return 1732000000000 },
+		newClusterID: func() string { return "gL9yRMv7SXKk6n0TQ4a8Pw" },
+		retryBackoff: 50 * time.Millisecond,
+		log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+		onRegistered: func(clusterID string, epoch int64) {
+			if clusterID != "gL9yRMv7SXKk6n0TQ4a8Pw" {
+				t.Errorf("cluster id %q", clusterID)
+			}
+			p.mu.Lock()
+			p.epochs = append(p.epochs, epoch)
+			p.mu.Unlock()
+		},
+		onController: func(s controllerStatus) {
+			p.mu.Lock()
+			p.status = s
+			p.mu.Unlock()
+		},
+	}
+	go func() { p.done <- m.run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			t.Error("member did not stop")
+		}
+	})
+	return p
+}
+
+// waitFor polls cond (bounded) over the probe's reported state.
+func (p *memberProbe) waitFor(what string, cond func(s controllerStatus, epochs []int64) bool) controllerStatus {
+	p.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		s, e := p.status, append([]int64(nil), p.epochs...)
+		p.mu.Unlock()
+		if cond(s, e) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("timed out waiting for %s; status %+v, epochs %v", what, s, e)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func isController(epoch int32) func(controllerStatus, []int64) bool {
+	return func(s controllerStatus, _ []int64) bool { return s.IsController && s.Epoch == epoch }
+}
+
+func follows(id int32) func(controllerStatus, []int64) bool {
+	return func(s controllerStatus, _ []int64) bool { return !s.IsController && s.ControllerID == id }
+}
+
+func TestMembersElectAndFailOver(t *testing.T) {
+	forEachZK(t, func(t *testing.T, h zkHarness) {
+		c1 := h.connect(t)
+		m1 := startMember(t, c1, 1)
+		m1.waitFor("broker 1 controller", isController(1))
+		m2 := startMember(t, h.connect(t), 2)
+		m2.waitFor("broker 2 follows 1", follows(1))
+		m3 := startMember(t, h.connect(t), 3)
+		m3.waitFor("broker 3 follows 1", follows(1))
+
+		watcher := h.connect(t)
+		ids, _, err := watcher.Children(brokerIDsPath)
+		if err != nil || len(ids) != 3 {
+			t.Fatalf("registered brokers %v %v", ids, err)
+		}
+
+		// The controller's session ends (SIGKILL + session timeout): one
+		// of the others takes over with epoch 2, the third follows it.
+		c1.Close()
+		var winner, loser *memberProbe
+		deadline := time.Now().Add(10 * time.Second)
+		for winner == nil {
+			for _, p := range []*memberProbe{m2, m3} {
+				p.mu.Lock()
+				s := p.status
+				p.mu.Unlock()
+				if s.IsController && s.Epoch == 2 {
+					winner = p
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no new controller")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		loser = m2
+		winnerID := int32(3)
+		if winner == m2 {
+			loser, winnerID = m3, 2
+		}
+		loser.waitFor("loser follows the winner", follows(winnerID))
+		if e, _ := readEpoch(t, watcher); e != 2 {
+			t.Fatalf("/controller_epoch %d", e)
+		}
+		if ok, _, _ := watcher.Exists(brokerIDPath(1)); ok {
+			t.Fatal("dead broker still registered")
+		}
+	})
+}
+
+func TestMemberDuplicateBrokerIDExits(t *testing.T) {
+	forEachZK(t, func(t *testing.T, h zkHarness) {
+		m1 := startMember(t, h.connect(t), 1)
+		m1.waitFor("registered", func(_ controllerStatus, e []int64) bool { return len(e) == 1 })
+		dup := startMember(t, h.connect(t), 1)
+		select {
+		case err := <-dup.done:
+			var taken *brokerRegisteredError
+			if !errors.As(err, &taken) || taken.ID != 1 {
+				t.Fatalf("duplicate broker ended with %v", err)
+			}
+			dup.done <- err // for the cleanup
+		case <-time.After(10 * time.Second):
+			t.Fatal("duplicate broker id did not stop the member")
+		}
+	})
+}
+
+// Session expiry can be forced only on the fake: the broker resigns,
+// re-registers with a new broker epoch and runs the election again.
+func TestMemberSessionExpiry(t *testing.T) {
+	z := newFakeZK()
+	c1, c2 := z.connect(), z.connect()
+	defer c1.Close()
+	defer c2.Close()
+	m1 := startMember(t, c1, 1)
+	m1.waitFor("broker 1 controller", isController(1))
+	m2 := startMember(t, c2, 2)
+	m2.waitFor("broker 2 follows", follows(1))
+
+	m1.waitFor("one registration", func(_ controllerStatus, e []int64) bool { return len(e) == 1 })
+	z.expire(c1)
+	// Broker 1 resigns and comes back with a new registration (a bounce,
+	// seen by the controller as a higher czxid). Both race for the free
+	// controller seat at epoch 2; exactly one wins and the other follows.
+	m1.waitFor("broker 1 re-registered", func(_ controllerStatus, e []int64) bool {
+		return len(e) == 2 && e[1] > e[0]
+	})
+	var s1, s2 controllerStatus
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m1.mu.Lock()
+		s1 = m1.status
+		m1.mu.Unlock()
+		m2.mu.Lock()
+		s2 = m2.status
+		m2.mu.Unlock()
+		oneWon := (s1.IsController && s1.Epoch == 2 && s2 == controllerStatus{ControllerID: 1}) ||
+			(s2.IsController && s2.Epoch == 2 && s1 == controllerStatus{ControllerID: 2})
+		if oneWon {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after expiry: broker 1 %+v, broker 2 %+v", s1, s2)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	// Broker 1 goes away for good. If broker 2 is controller, its own
+	// session expires: it resigns, re-registers and wins again. Either way
+	// broker 2 ends as controller at epoch 3.
+	m1.cancel()
+	c1.Close()
+	if s2.IsController {
+		z.expire(c2)
+	}
+	m2.waitFor("broker 2 controller at epoch 3", isController(3))
+}
