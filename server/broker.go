@@ -180,6 +180,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	cancel()
 	b.srv.Close()
 	wg.Wait()
+	b.groups.Close()
 	if err := b.logs.Close(); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
