@@ -43,6 +43,20 @@ func realHarness(t *testing.T, addr string) func(*testing.T) zkClient {
 		t.Fatal(err)
 	}
 	chroot := "/kbroker-test-" + hex.EncodeToString(b)
+	// Leave a shared server as we found it.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := dialZK(ctx, addr, 6*time.Second, nil)
+		if err != nil {
+			t.Errorf("cleanup dial: %v", err)
+			return
+		}
+		defer c.Close()
+		if err := deleteRecursive(c, chroot); err != nil {
+			t.Errorf("cleanup of %s: %v", chroot, err)
+		}
+	})
 	return func(t *testing.T) zkClient {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -53,6 +67,25 @@ func realHarness(t *testing.T, addr string) func(*testing.T) zkClient {
 		t.Cleanup(c.Close)
 		return c
 	}
+}
+
+func deleteRecursive(c zkClient, path string) error {
+	kids, _, err := c.Children(path)
+	if errors.Is(err, errNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if err := deleteRecursive(c, path+"/"+k); err != nil {
+			return err
+		}
+	}
+	if err := c.Delete(path, -1); err != nil && !errors.Is(err, errNoNode) {
+		return err
+	}
+	return nil
 }
 
 // forEachZK runs f as a subtest against every harness.
