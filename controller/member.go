@@ -75,11 +75,16 @@ func (m *zkMember) run(ctx context.Context) error {
 		case s.State == sessionClosed:
 			setStatus(noController)
 			return fmt.Errorf("zookeeper client closed: %w", errConnectionClosed)
-		case s.State != sessionConnected:
-			// Without a session nothing we believe about ZooKeeper holds;
-			// a controller must stop acting (Kafka resigns on expiry).
+		case s.State == sessionExpired:
+			// The session and its ephemeral nodes are gone: a controller
+			// must stop acting (Kafka resigns on expiry). Registration and
+			// election run again once the client has a new session.
 			setStatus(noController)
 			watch = nil
+		case s.State != sessionConnected:
+			// Disconnected but the session may survive: like Kafka, keep
+			// the role and the watches, which the client re-arms when it
+			// reconnects in time.
 		case retry != nil:
 			// Wait for the backoff.
 		case s.ID != registered:

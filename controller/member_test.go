@@ -12,12 +12,13 @@ import (
 
 // memberProbe runs a zkMember and records what it reports.
 type memberProbe struct {
-	t      *testing.T
-	mu     sync.Mutex
-	status controllerStatus
-	epochs []int64
-	done   chan error
-	cancel context.CancelFunc
+	t       *testing.T
+	mu      sync.Mutex
+	status  controllerStatus
+	changes int
+	epochs  []int64
+	done    chan error
+	cancel  context.CancelFunc
 }
 
 func startMember(t *testing.T, c zkClient, id int32) *memberProbe {
@@ -43,6 +44,7 @@ func startMember(t *testing.T, c zkClient, id int32) *memberProbe {
 		onController: func(s controllerStatus) {
 			p.mu.Lock()
 			p.status = s
+			p.changes++
 			p.mu.Unlock()
 		},
 	}
@@ -201,4 +203,32 @@ func TestMemberSessionExpiry(t *testing.T) {
 		z.expire(c2)
 	}
 	m2.waitFor("broker 2 controller at epoch 3", isController(3))
+}
+
+// A connection loss that the session survives changes nothing: the
+// controller keeps its role and epoch (Kafka resigns only on expiry).
+func TestMemberSurvivesDisconnect(t *testing.T) {
+	z := newFakeZK()
+	c1 := z.connect()
+	defer c1.Close()
+	m1 := startMember(t, c1, 1)
+	m1.waitFor("broker 1 controller", isController(1))
+	m1.mu.Lock()
+	before := m1.changes
+	m1.mu.Unlock()
+	z.disconnect(c1)
+	time.Sleep(100 * time.Millisecond)
+	z.reconnect(c1)
+	time.Sleep(100 * time.Millisecond)
+	m1.mu.Lock()
+	s, after, regs := m1.status, m1.changes, len(m1.epochs)
+	m1.mu.Unlock()
+	if !s.IsController || s.Epoch != 1 || after != before || regs != 1 {
+		t.Fatalf("after reconnect: %+v, %d status changes (was %d), %d registrations", s, after, before, regs)
+	}
+	other := z.connect()
+	defer other.Close()
+	if e, _ := readEpoch(t, other); e != 1 {
+		t.Fatalf("/controller_epoch %d", e)
+	}
 }

@@ -101,6 +101,19 @@ func (z *fakeZK) expire(c *fakeConn) {
 	c.signal()
 }
 
+// disconnect and reconnect model a connection loss that the session
+// survives: operations fail meanwhile, ephemeral nodes and watches stay.
+func (z *fakeZK) disconnect(c *fakeConn) { z.setState(c, sessionConnecting) }
+
+func (z *fakeZK) reconnect(c *fakeConn) { z.setState(c, sessionConnected) }
+
+func (z *fakeZK) setState(c *fakeConn, s sessionState) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	c.session.State = s
+	c.signal()
+}
+
 func (z *fakeZK) endSessionLocked(c *fakeConn, why error, state sessionState) {
 	id := c.session.ID
 	var owned []string
