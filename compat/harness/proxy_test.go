@@ -48,8 +48,8 @@ func TestProxyForwardsAndCuts(t *testing.T) {
 	if err != nil || line != "hello\n" {
 		t.Fatalf("echo through proxy: %q, %v", line, err)
 	}
-	if n := p.CutAll(); n != 2 {
-		t.Fatalf("CutAll closed %d conns, want 2 (client and upstream side)", n)
+	if n := p.CutAll(); n != 2 || p.Cuts() != 1 {
+		t.Fatalf("CutAll closed %d conns (cuts %d), want 2 (client and upstream side) and 1", n, p.Cuts())
 	}
 	if _, err := r.ReadString('\n'); err == nil {
 		t.Fatal("read after CutAll succeeded; want the connection closed")
@@ -67,6 +67,9 @@ func TestProxyForwardsAndCuts(t *testing.T) {
 	}
 	if line, err := bufio.NewReader(c2).ReadString('\n'); err != nil || line != "again\n" {
 		t.Fatalf("echo after cut: %q, %v", line, err)
+	}
+	if p.Accepted() != 2 {
+		t.Errorf("Accepted = %d, want 2", p.Accepted())
 	}
 }
 
