@@ -26,6 +26,7 @@ type Partition struct {
 	attached   any
 
 	mu            sync.Mutex
+	leader        bool
 	leaderEpoch   int32
 	highWatermark int64
 	changed       chan struct{}
@@ -38,6 +39,7 @@ func NewLeader(topic string, index int32, topicID [16]byte, log logstore.Log, le
 		Index:         index,
 		TopicID:       topicID,
 		log:           log,
+		leader:        true,
 		leaderEpoch:   leaderEpoch,
 		highWatermark: log.LogEndOffset(),
 		changed:       make(chan struct{}),
@@ -53,6 +55,13 @@ func (p *Partition) Attached(init func() any) any {
 
 // Log is the partition's local log.
 func (p *Partition) Log() logstore.Log { return p.log }
+
+// IsLeader reports whether this broker leads the partition.
+func (p *Partition) IsLeader() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.leader
+}
 
 // LeaderEpoch is the current leader epoch.
 func (p *Partition) LeaderEpoch() int32 {

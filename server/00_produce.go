@@ -70,14 +70,10 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 			err := topLevelErr
 			var p *replica.Partition
 			if err == nil {
-				switch {
-				case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
-					err = kerr.UnknownTopicOrPartition
-				case t.Internal:
+				p, err = b.leaderPartition(t, rp.Partition)
+				if err == nil && t.Internal {
 					// Only the broker writes its internal topics.
-					err = kerr.InvalidTopicException
-				default:
-					p = t.Partitions[rp.Partition]
+					p, err = nil, kerr.InvalidTopicException
 				}
 			}
 			var lastOffset int64

@@ -143,10 +143,8 @@ func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart
 		switch {
 		case t == nil && usesIDs:
 			fp.err = kerr.UnknownTopicID
-		case t == nil || sp.key.partition < 0 || int(sp.key.partition) >= len(t.Partitions):
-			fp.err = kerr.UnknownTopicOrPartition
 		default:
-			fp.p = t.Partitions[sp.key.partition]
+			fp.p, fp.err = d.b.leaderPartition(t, sp.key.partition)
 		}
 		out[i] = fp
 	}

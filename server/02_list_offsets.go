@@ -43,9 +43,9 @@ func handleListOffsets(b *Broker, _ context.Context, req *protocol.Request) prot
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			p := b.partition(rt.Topic, rp.Partition)
-			if p == nil {
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			p, err := b.leaderPartitionByName(rt.Topic, rp.Partition)
+			if err != nil {
+				sp.ErrorCode = errCode(err)
 			} else if err := listOffset(p, rp, fromReplica, &sp); err != nil {
 				sp.ErrorCode = errCode(err)
 				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1

@@ -33,10 +33,10 @@ func handleDeleteRecords(b *Broker, _ context.Context, req *protocol.Request) pr
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			p := b.partition(rt.Topic, rp.Partition)
+			p, perr := b.leaderPartitionByName(rt.Topic, rp.Partition)
 			switch {
-			case p == nil:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case perr != nil:
+				sp.ErrorCode = errCode(perr)
 			case t != nil && !deletableTopic(b, t):
 				// Kafka refuses DeleteRecords on compact-only topics.
 				sp.ErrorCode = kerr.PolicyViolation.Code

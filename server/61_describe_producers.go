@@ -8,7 +8,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -28,9 +27,9 @@ func handleDescribeProducers(b *Broker, _ context.Context, req *protocol.Request
 		for _, pi := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = pi
-			p := b.partition(rt.Topic, pi)
-			if p == nil {
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			p, perr := b.leaderPartitionByName(rt.Topic, pi)
+			if perr != nil {
+				sp.ErrorCode = errCode(perr)
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}

@@ -112,16 +112,14 @@ func (b *Broker) describeTopicPartitions(name string, start int32, limit int) (k
 		}
 		p := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 		p.Partition = i
-		p.LeaderID = b.cfg.BrokerID
-		p.LeaderEpoch = 0
-		if tp := t.Partitions[i]; tp != nil {
-			p.LeaderEpoch = tp.LeaderEpoch()
+		s := t.States[i]
+		p.LeaderID, p.LeaderEpoch = s.Leader, s.LeaderEpoch
+		p.Replicas, p.ISR, p.OfflineReplicas = s.Replicas, s.ISR, s.Offline
+		if s.Leader < 0 {
+			p.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
-		p.Replicas = []int32{b.cfg.BrokerID}
-		p.ISR = []int32{b.cfg.BrokerID}
 		p.EligibleLeaderReplicas = []int32{}
 		p.LastKnownELR = []int32{}
-		p.OfflineReplicas = []int32{}
 		st.Partitions = append(st.Partitions, p)
 	}
 	return st, -1

@@ -115,16 +115,14 @@ func (b *Broker) metadataTopic(t *Topic) kmsg.MetadataResponseTopic {
 	rt.TopicID = t.ID
 	rt.IsInternal = t.Internal
 	rt.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, len(t.Partitions))
-	for i, p := range t.Partitions {
+	for i, s := range t.States {
 		rp := kmsg.NewMetadataResponseTopicPartition()
 		rp.Partition = int32(i)
-		rp.Leader = b.cfg.BrokerID
-		if p != nil {
-			rp.LeaderEpoch = p.LeaderEpoch()
+		rp.Leader, rp.LeaderEpoch = s.Leader, s.LeaderEpoch
+		rp.Replicas, rp.ISR, rp.OfflineReplicas = s.Replicas, s.ISR, s.Offline
+		if s.Leader < 0 {
+			rp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
-		rp.Replicas = []int32{b.cfg.BrokerID}
-		rp.ISR = []int32{b.cfg.BrokerID}
-		rp.OfflineReplicas = []int32{}
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	return rt

@@ -14,9 +14,13 @@ import (
 
 // Topic is one entry of the topic table.
 type Topic struct {
-	Name       string
-	ID         [16]byte
+	Name string
+	ID   [16]byte
+	// Partitions holds this broker's replica of each partition, by index,
+	// or nil where it hosts none; States holds the cluster's view of every
+	// partition. Both have one entry per partition.
 	Partitions []*replica.Partition
+	States     []PartitionState
 	// Configs holds the topic-level overrides (DescribeConfigs source
 	// DYNAMIC_TOPIC_CONFIG); everything else comes from the broker config.
 	Configs  map[string]string
@@ -46,6 +50,19 @@ func validateTopicName(name string) error {
 	return nil
 }
 
+// PartitionState is what Metadata reports of a partition: its leader and
+// leader epoch, assigned replicas, in-sync replicas and offline replicas.
+// Standalone, this broker is all of them; in cluster mode the controller's
+// UpdateMetadata requests fill it in.
+type PartitionState struct {
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	Replicas       []int32
+	ISR            []int32
+	Offline        []int32
+}
+
 // topic returns the named topic, or nil.
 func (b *Broker) topic(name string) *Topic {
 	b.mu.RLock()
@@ -60,13 +77,30 @@ func (b *Broker) topicByID(id [16]byte) *Topic {
 	return b.topicsByID[id]
 }
 
-// partition returns a hosted partition, or nil.
+// partition returns the partition if this broker leads it, or nil.
 func (b *Broker) partition(topic string, p int32) *replica.Partition {
-	t := b.topic(topic)
-	if t == nil || p < 0 || int(p) >= len(t.Partitions) {
-		return nil
+	lp, _ := b.leaderPartition(b.topic(topic), p)
+	return lp
+}
+
+// leaderPartition returns this broker's replica of partition idx of t when
+// it is the leader: only leaders serve produce and fetch (SPEC 1).
+// Otherwise UNKNOWN_TOPIC_OR_PARTITION for a partition that does not
+// exist, NOT_LEADER_OR_FOLLOWER for one led elsewhere.
+func (b *Broker) leaderPartition(t *Topic, idx int32) (*replica.Partition, error) {
+	if t == nil || idx < 0 || int(idx) >= len(t.Partitions) {
+		return nil, kerr.UnknownTopicOrPartition
 	}
-	return t.Partitions[p]
+	p := t.Partitions[idx]
+	if p == nil || !p.IsLeader() {
+		return nil, kerr.NotLeaderForPartition
+	}
+	return p, nil
+}
+
+// leaderPartitionByName is leaderPartition for a topic name.
+func (b *Broker) leaderPartitionByName(topic string, idx int32) (*replica.Partition, error) {
+	return b.leaderPartition(b.topic(topic), idx)
 }
 
 // topicNames returns every topic name, sorted.
@@ -141,7 +175,7 @@ func (b *Broker) createTopic(req CreateTopicRequest) (*Topic, error) {
 		return nil, kerr.InvalidTopicException
 	}
 	if req.ValidateOnly {
-		return &Topic{Name: req.Name, Partitions: make([]*replica.Partition, n), Configs: req.Configs}, nil
+		return &Topic{Name: req.Name, Partitions: make([]*replica.Partition, n), States: make([]PartitionState, n), Configs: req.Configs}, nil
 	}
 	t := &Topic{Name: req.Name, Configs: req.Configs, Internal: req.Name == offsetsTopic}
 	if _, err := rand.Read(t.ID[:]); err != nil {
@@ -212,6 +246,8 @@ func (b *Broker) openPartitions(t *Topic, from, to int32) error {
 			return fmt.Errorf("open %s-%d: %w", t.Name, p, err)
 		}
 		t.Partitions = append(t.Partitions, replica.NewLeader(t.Name, p, t.ID, l, 0))
+		self := []int32{b.cfg.BrokerID}
+		t.States = append(t.States, PartitionState{Leader: b.cfg.BrokerID, Replicas: self, ISR: self, Offline: []int32{}})
 	}
 	return nil
 }
@@ -237,7 +273,7 @@ func (b *Broker) createPartitions(name string, count int32, validateOnly bool) e
 	if validateOnly {
 		return nil
 	}
-	grown := &Topic{Name: t.Name, ID: t.ID, Configs: t.Configs, Internal: t.Internal, Partitions: append([]*replica.Partition(nil), t.Partitions...)}
+	grown := &Topic{Name: t.Name, ID: t.ID, Configs: t.Configs, Internal: t.Internal, Partitions: append([]*replica.Partition(nil), t.Partitions...), States: append([]PartitionState(nil), t.States...)}
 	if err := b.openPartitions(grown, have, count); err != nil {
 		return err
 	}
@@ -287,7 +323,7 @@ func (b *Broker) setTopicConfigs(name string, configs map[string]string) error {
 	if t == nil {
 		return kerr.UnknownTopicOrPartition
 	}
-	updated := &Topic{Name: t.Name, ID: t.ID, Partitions: t.Partitions, Configs: configs, Internal: t.Internal}
+	updated := &Topic{Name: t.Name, ID: t.ID, Partitions: t.Partitions, States: t.States, Configs: configs, Internal: t.Internal}
 	if err := b.topicStore.Save(topicRecordOf(updated, int32(len(t.Partitions)))); err != nil {
 		return err
 	}
