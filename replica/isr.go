@@ -1,0 +1,142 @@
+package replica
+
+import (
+	"slices"
+	"time"
+)
+
+// IsrChangeKind says whether a leader-made ISR change adds or removes.
+type IsrChangeKind int
+
+const (
+	IsrShrink IsrChangeKind = iota + 1
+	IsrExpand
+)
+
+func (k IsrChangeKind) String() string {
+	switch k {
+	case IsrShrink:
+		return "shrink"
+	case IsrExpand:
+		return "expand"
+	}
+	return "unknown"
+}
+
+// IsrChange is a leader-made ISR change to persist (reference §3.5): the
+// owner writes {leader: LocalID, leader_epoch: LeaderEpoch, isr: Isr,
+// controller_epoch: ControllerEpoch} to the partition's state znode with
+// expected version PartitionEpoch, then calls CompleteIsrChange (success,
+// with the znode's new version) or FailIsrChange (version conflict or no
+// node). The leader epoch is unchanged: only controller-made changes bump
+// it.
+type IsrChange struct {
+	Kind            IsrChangeKind
+	Isr             []int32 // the proposed ISR
+	Changed         []int32 // the replicas removed (shrink) or added (expand)
+	LeaderEpoch     int32
+	ControllerEpoch int32
+	PartitionEpoch  int32 // the version the write is conditional on
+}
+
+func (c IsrChange) clone() IsrChange {
+	c.Isr = slices.Clone(c.Isr)
+	c.Changed = slices.Clone(c.Changed)
+	return c
+}
+
+// MaybeShrinkIsr is the isr-expiration task's check (maybeShrinkIsr,
+// reference §3.3), run every replica.lag.time.max.ms / 2: every ISR follower
+// that is not caught up (LEO below the leader's and last caught up more
+// than the lag time ago) is proposed for removal. The leader never removes
+// itself. Nothing is proposed while another ISR change is in flight,
+// including one whose write failed (3.9 waits for the next LeaderAndIsr).
+func (s *LeaderState) MaybeShrinkIsr(now time.Time) *IsrChange {
+	if !s.isLeader || s.pending != nil {
+		return nil
+	}
+	var out []int32
+	for _, id := range s.isr {
+		if id == s.localID {
+			continue
+		}
+		f, ok := s.followers[id]
+		if !ok || !f.isCaughtUp(s.logEndOffset, now, s.cfg.ReplicaLagTimeMax) {
+			out = append(out, id)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	newIsr := slices.DeleteFunc(slices.Clone(s.isr), func(id int32) bool { return slices.Contains(out, id) })
+	return s.propose(IsrShrink, newIsr, out)
+}
+
+// MaybeExpandIsr is maybeExpandIsr (reference §3.4), run after each
+// follower fetch: a follower outside the ISR joins when it is eligible (its
+// broker alive), its LEO reached the leader's HW (not LEO: lag time is
+// deliberately not checked on the way in), and it holds everything from
+// earlier epochs (LEO >= the leader-epoch start offset), so that it cannot
+// become leader while missing committed data.
+func (s *LeaderState) MaybeExpandIsr(replicaID int32) *IsrChange {
+	if !s.isLeader || s.pending != nil || slices.Contains(s.isr, replicaID) || !s.isIsrEligible(replicaID) {
+		return nil
+	}
+	f, ok := s.followers[replicaID]
+	if !ok || f.LogEndOffset < s.highWatermark || f.LogEndOffset < s.leaderEpochStartOffset {
+		return nil
+	}
+	return s.propose(IsrExpand, append(slices.Clone(s.isr), replicaID), []int32{replicaID})
+}
+
+func (s *LeaderState) propose(kind IsrChangeKind, isr, changed []int32) *IsrChange {
+	c := IsrChange{
+		Kind:            kind,
+		Isr:             isr,
+		Changed:         changed,
+		LeaderEpoch:     s.leaderEpoch,
+		ControllerEpoch: s.controllerEpoch,
+		PartitionEpoch:  s.partitionEpoch,
+	}
+	s.pending = &c
+	s.pendingFailed = false
+	out := c.clone()
+	return &out
+}
+
+// CompleteIsrChange applies an ISR change whose conditional znode write
+// succeeded with newPartitionEpoch as the znode's new version (a BADVERSION
+// whose read-back equals the proposed data counts as success, §3.5). A
+// shrink may let the HW advance. It reports false for a change that is not
+// the one in flight (a LeaderAndIsr replaced it meanwhile): then nothing
+// changes.
+func (s *LeaderState) CompleteIsrChange(c IsrChange, newPartitionEpoch int32, now time.Time) (applied, highWatermarkMoved bool) {
+	if !s.isPending(c) {
+		return false, false
+	}
+	s.isr = slices.Clone(c.Isr)
+	s.partitionEpoch = newPartitionEpoch
+	s.pending = nil
+	return true, s.MaybeIncrementHighWatermark(now)
+}
+
+// FailIsrChange records that the write failed (BADVERSION with other data,
+// or NONODE). As in 3.9 the committed ISR is unchanged and the change stays
+// in flight: no further ISR change is attempted until the controller's next
+// LeaderAndIsr, which carries the newer state (§3.5, §9.8). The leader never
+// re-reads the znode itself.
+func (s *LeaderState) FailIsrChange(c IsrChange) bool {
+	if !s.isPending(c) {
+		return false
+	}
+	s.pendingFailed = true
+	return true
+}
+
+// IsrUpdateBlocked reports a failed ISR write awaiting a LeaderAndIsr.
+func (s *LeaderState) IsrUpdateBlocked() bool { return s.pending != nil && s.pendingFailed }
+
+func (s *LeaderState) isPending(c IsrChange) bool {
+	return s.isLeader && s.pending != nil && !s.pendingFailed && s.pending.Kind == c.Kind &&
+		s.pending.PartitionEpoch == c.PartitionEpoch && slices.Equal(s.pending.Isr, c.Isr)
+}
