@@ -27,6 +27,7 @@ type Partition struct {
 
 	mu            sync.Mutex
 	leader        bool
+	leaderID      int32 // the leading broker when this one follows
 	leaderEpoch   int32
 	highWatermark int64
 	changed       chan struct{}
@@ -55,6 +56,47 @@ func (p *Partition) Attached(init func() any) any {
 
 // Log is the partition's local log.
 func (p *Partition) Log() logstore.Log { return p.log }
+
+// NewFollower returns a partition this broker follows; leader is the
+// leading broker's id.
+func NewFollower(topic string, index int32, topicID [16]byte, log logstore.Log, leader, leaderEpoch int32) *Partition {
+	p := NewLeader(topic, index, topicID, log, leaderEpoch)
+	p.leader = false
+	p.leaderID = leader
+	return p
+}
+
+// MakeLeader makes this broker the partition's leader at leaderEpoch
+// (LeaderAndIsr). Leader epochs never decrease.
+func (p *Partition) MakeLeader(leaderEpoch int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.checkEpoch(leaderEpoch)
+	p.leader, p.leaderEpoch = true, leaderEpoch
+	p.wakeLocked()
+}
+
+// MakeFollower makes this broker a follower of leader at leaderEpoch.
+func (p *Partition) MakeFollower(leader, leaderEpoch int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.checkEpoch(leaderEpoch)
+	p.leader, p.leaderID, p.leaderEpoch = false, leader, leaderEpoch
+	p.wakeLocked()
+}
+
+func (p *Partition) checkEpoch(e int32) {
+	if e < p.leaderEpoch {
+		panic(fmt.Sprintf("%s-%d: leader epoch would move backwards from %d to %d", p.Topic, p.Index, p.leaderEpoch, e))
+	}
+}
+
+// wakeLocked wakes waiting fetches and produces, which re-check
+// leadership. The caller holds mu.
+func (p *Partition) wakeLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
 
 // IsLeader reports whether this broker leads the partition.
 func (p *Partition) IsLeader() bool {

@@ -36,17 +36,14 @@ func handleMetadata(b *Broker, _ context.Context, req *protocol.Request) protoco
 	if req.Conn != nil {
 		listener = req.Conn.Listener
 	}
-	host, port := b.AdvertisedEndpoint(listener)
-	broker := kmsg.NewMetadataResponseBroker()
-	broker.NodeID = b.cfg.BrokerID
-	broker.Host = host
-	broker.Port = port
-	if b.cfg.BrokerRack != "" {
-		broker.Rack = nullableString(b.cfg.BrokerRack)
+	resp.Brokers = []kmsg.MetadataResponseBroker{}
+	for _, bi := range b.brokersFor(listener) {
+		broker := kmsg.NewMetadataResponseBroker()
+		broker.NodeID, broker.Host, broker.Port, broker.Rack = bi.ID, bi.Host, bi.Port, bi.Rack
+		resp.Brokers = append(resp.Brokers, broker)
 	}
-	resp.Brokers = []kmsg.MetadataResponseBroker{broker}
 	resp.ClusterID = nullableString(b.logs.ClusterID())
-	resp.ControllerID = b.cfg.BrokerID
+	resp.ControllerID = b.controllerID()
 	if req.Version >= 8 && req.Version <= 10 && r.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = clusterAuthorizedOperations
 	}

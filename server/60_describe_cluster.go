@@ -37,15 +37,14 @@ func handleDescribeCluster(b *Broker, _ context.Context, req *protocol.Request) 
 	if req.Conn != nil {
 		listener = req.Conn.Listener
 	}
-	host, port := b.AdvertisedEndpoint(listener)
-	broker := kmsg.NewDescribeClusterResponseBroker()
-	broker.NodeID, broker.Host, broker.Port = b.cfg.BrokerID, host, port
-	if b.cfg.BrokerRack != "" {
-		broker.Rack = nullableString(b.cfg.BrokerRack)
+	resp.Brokers = []kmsg.DescribeClusterResponseBroker{}
+	for _, bi := range b.brokersFor(listener) {
+		broker := kmsg.NewDescribeClusterResponseBroker()
+		broker.NodeID, broker.Host, broker.Port, broker.Rack = bi.ID, bi.Host, bi.Port, bi.Rack
+		resp.Brokers = append(resp.Brokers, broker)
 	}
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{broker}
 	resp.ClusterID = b.logs.ClusterID()
-	resp.ControllerID = b.cfg.BrokerID
+	resp.ControllerID = b.controllerID()
 	if r.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = clusterAuthorizedOperations
 	}

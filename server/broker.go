@@ -34,6 +34,9 @@ type Broker struct {
 	topics     map[string]*Topic
 	topicsByID map[[16]byte]*Topic
 
+	// cluster is nil for a standalone broker.
+	cluster *clusterState
+
 	groups *group.Coordinator
 	// now is the broker's clock; tests replace it.
 	now func() time.Time

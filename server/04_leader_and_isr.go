@@ -1,0 +1,121 @@
+package server
+
+// LeaderAndIsr, versions 0-7. Sent by the controller (cluster mode only)
+// to the replicas of partitions whose leader or ISR it decided. Per
+// partition, following Kafka's ReplicaManager.becomeLeaderOrFollower
+// (reference §2.14): a newer leader epoch is applied — this broker becomes
+// leader when it is named, else follower; an older or equal one is
+// refused with STALE_CONTROLLER_EPOCH; a broker not among the replicas
+// answers UNKNOWN_TOPIC_OR_PARTITION; a log that cannot be opened is
+// KAFKA_STORAGE_ERROR.
+//
+// Followers do not fetch from the leader yet: replication is the next
+// step (server/GAPS.md).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/replica"
+)
+
+func init() { register(kmsg.LeaderAndISR.Int16(), 0, 7, handleLeaderAndIsr) }
+
+func handleLeaderAndIsr(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
+	r := req.Body.(*kmsg.LeaderAndISRRequest)
+	resp := r.ResponseKind().(*kmsg.LeaderAndISRResponse)
+	if b.cluster == nil {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return protocol.Response{Msg: resp}
+	}
+	c := b.cluster
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.checkControllerRequest(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch); err != nil {
+		resp.ErrorCode = errCode(err)
+		return protocol.Response{Msg: resp}
+	}
+	answer := func(topic string, id [16]byte, partition int32, err error) {
+		rp := kmsg.NewLeaderAndISRResponseTopicPartition()
+		rp.Partition, rp.ErrorCode = partition, errCode(err)
+		if r.Version < 5 {
+			rp.Topic = topic
+			resp.Partitions = append(resp.Partitions, rp)
+			return
+		}
+		if n := len(resp.Topics); n == 0 || resp.Topics[n-1].TopicID != id {
+			rt := kmsg.NewLeaderAndISRResponseTopic()
+			rt.TopicID = id
+			resp.Topics = append(resp.Topics, rt)
+		}
+		last := &resp.Topics[len(resp.Topics)-1]
+		last.Partitions = append(last.Partitions, rp)
+	}
+	for _, ps := range r.PartitionStates {
+		answer(ps.Topic, [16]byte{}, ps.Partition, b.becomeLeaderOrFollower(ps.Topic, [16]byte{}, ps))
+	}
+	for _, ts := range r.TopicStates {
+		for _, ps := range ts.PartitionStates {
+			answer(ts.Topic, ts.TopicID, ps.Partition, b.becomeLeaderOrFollower(ts.Topic, ts.TopicID, ps))
+		}
+	}
+	b.rebuildTopics()
+	return protocol.Response{Msg: resp}
+}
+
+// becomeLeaderOrFollower applies one partition state. The caller holds
+// cluster.mu.
+func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.LeaderAndISRRequestTopicPartition) error {
+	c := b.cluster
+	self := b.cfg.BrokerID
+	if !containsInt32(ps.Replicas, self) {
+		return kerr.UnknownTopicOrPartition
+	}
+	tp := topicPartition{topic, ps.Partition}
+	p := c.hosted[tp]
+	if p != nil && ps.LeaderEpoch <= p.LeaderEpoch() {
+		return kerr.StaleControllerEpoch
+	}
+	leads := ps.Leader == self
+	if p == nil {
+		l, err := b.logs.GetOrCreate(topic, ps.Partition, id, b.cfg.TopicLogConfig(b.clusterTopicConfigs(topic)))
+		if err != nil {
+			b.logger.Error("cannot open a partition log", "topic", topic, "partition", ps.Partition, "err", err)
+			return kerr.KafkaStorageError
+		}
+		if leads {
+			p = replica.NewLeader(topic, ps.Partition, id, l, ps.LeaderEpoch)
+		} else {
+			p = replica.NewFollower(topic, ps.Partition, id, l, ps.Leader, ps.LeaderEpoch)
+		}
+		c.hosted[tp] = p
+	} else if leads {
+		p.MakeLeader(ps.LeaderEpoch)
+	} else {
+		p.MakeFollower(ps.Leader, ps.LeaderEpoch)
+	}
+	b.logger.Info("partition state applied", "topic", topic, "partition", ps.Partition,
+		"leader", ps.Leader, "leader_epoch", ps.LeaderEpoch, "isr", ps.ISR, "role", map[bool]string{true: "leader", false: "follower"}[leads])
+	if topic == offsetsTopic {
+		b.offsetsLeadershipChanged(ps.Partition, leads)
+	}
+	return nil
+}
+
+// offsetsLeadershipChanged moves the group coordinator for the groups of
+// one __consumer_offsets partition to or from this broker.
+func (b *Broker) offsetsLeadershipChanged(partition int32, leads bool) {
+	if !leads {
+		b.groups.UnloadPartition(partition)
+		return
+	}
+	// The coordinator reads the partition through the topic table, which
+	// must already show this broker as its leader.
+	b.rebuildTopics()
+	if err := b.groups.LoadPartition(partition); err != nil {
+		b.logger.Error("cannot load group metadata", "partition", partition, "err", err)
+	}
+}

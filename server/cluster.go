@@ -1,0 +1,299 @@
+package server
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/replica"
+)
+
+// In cluster mode (zookeeper.connect set) a broker learns everything about
+// topics from the controller, as Kafka's ZooKeeper-mode brokers do:
+// UpdateMetadata fills the metadata cache (live brokers, every partition's
+// leader and ISR), LeaderAndIsr makes this broker a partition's leader or
+// follower, StopReplica removes a replica. The topic table that the API
+// handlers read (Broker.topics) is rebuilt from the cache and the hosted
+// replicas after each of them.
+
+// ClusterControl is what the broker needs from the ZooKeeper side: the
+// controller's admin operations (CreateTopics and friends are served by
+// the controller broker, which writes the znodes) and the identity of the
+// controller. controller.Node implements it.
+type ClusterControl interface {
+	IsController() bool
+	ControllerID() int32
+	BrokerEpoch() int64
+	CreateTopic(ctx context.Context, req ClusterTopicRequest) error
+	DeleteTopic(ctx context.Context, name string) error
+	CreatePartitions(ctx context.Context, name string, count int32, assignment [][]int32, validateOnly bool) error
+	SetTopicConfig(ctx context.Context, name string, configs map[string]string) error
+	// TopicConfigs reads a topic's overrides (/config/topics/<t>).
+	TopicConfigs(name string) (map[string]string, error)
+}
+
+// ClusterTopicRequest is a topic creation for the controller.
+type ClusterTopicRequest struct {
+	Name              string
+	NumPartitions     int32
+	ReplicationFactor int16
+	Assignment        map[int32][]int32
+	Configs           map[string]string
+	ValidateOnly      bool
+}
+
+// liveBroker is one entry of UpdateMetadata's live brokers.
+type liveBroker struct {
+	ID        int32
+	Rack      *string
+	Endpoints map[string]brokerEndpoint // by listener name
+}
+
+type brokerEndpoint struct {
+	Host string
+	Port int32
+}
+
+type topicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// cachedTopic is a topic as UpdateMetadata describes it.
+type cachedTopic struct {
+	ID     [16]byte
+	States map[int32]PartitionState
+}
+
+// clusterState is the broker's side of cluster mode. mu guards it and is
+// taken before Broker.mu.
+type clusterState struct {
+	control ClusterControl
+
+	mu              sync.Mutex
+	controllerID    int32
+	controllerEpoch int32
+	brokers         map[int32]liveBroker
+	cache           map[string]*cachedTopic
+	hosted          map[topicPartition]*replica.Partition
+}
+
+func newClusterState(control ClusterControl) *clusterState {
+	return &clusterState{
+		control:      control,
+		controllerID: -1,
+		brokers:      map[int32]liveBroker{},
+		cache:        map[string]*cachedTopic{},
+		hosted:       map[topicPartition]*replica.Partition{},
+	}
+}
+
+// checkControllerRequest applies Kafka's fencing of controller requests
+// (reference §2.14): an older controller epoch is STALE_CONTROLLER_EPOCH,
+// a broker epoch older than ours (a request meant for this broker's
+// previous incarnation) is STALE_BROKER_EPOCH. The caller holds mu.
+func (c *clusterState) checkControllerRequest(controllerID, controllerEpoch int32, brokerEpoch int64) error {
+	if controllerEpoch < c.controllerEpoch {
+		return kerr.StaleControllerEpoch
+	}
+	if brokerEpoch >= 0 && brokerEpoch < c.control.BrokerEpoch() {
+		return kerr.StaleBrokerEpoch
+	}
+	c.controllerEpoch = controllerEpoch
+	c.controllerID = controllerID
+	return nil
+}
+
+// rebuildTopics recomputes the topic table from the metadata cache and the
+// hosted replicas. The caller holds c.mu.
+func (b *Broker) rebuildTopics() {
+	c := b.cluster
+	topics := make(map[string]*Topic, len(c.cache))
+	byID := make(map[[16]byte]*Topic, len(c.cache))
+	for name, ct := range c.cache {
+		n := int32(0)
+		for p := range ct.States {
+			if p+1 > n {
+				n = p + 1
+			}
+		}
+		t := &Topic{
+			Name:       name,
+			ID:         ct.ID,
+			Internal:   isInternalTopic(name),
+			Partitions: make([]*replica.Partition, n),
+			States:     make([]PartitionState, n),
+		}
+		for p := int32(0); p < n; p++ {
+			s, ok := ct.States[p]
+			if !ok {
+				s = PartitionState{Leader: -1, LeaderEpoch: -1, Replicas: []int32{}, ISR: []int32{}, Offline: []int32{}}
+			}
+			t.States[p] = s
+			t.Partitions[p] = c.hosted[topicPartition{name, p}]
+		}
+		if old := b.topic(name); old != nil && old.ID == t.ID {
+			t.Configs = old.Configs
+		}
+		if t.Configs == nil {
+			t.Configs = b.clusterTopicConfigs(name)
+		}
+		topics[name] = t
+		byID[t.ID] = t
+	}
+	b.mu.Lock()
+	b.topics, b.topicsByID = topics, byID
+	b.mu.Unlock()
+}
+
+// clusterTopicConfigs reads a topic's overrides from ZooKeeper; a failed
+// read leaves the broker defaults in force and is logged.
+func (b *Broker) clusterTopicConfigs(name string) map[string]string {
+	cfgs, err := b.cluster.control.TopicConfigs(name)
+	if err != nil {
+		b.logger.Warn("cannot read topic configs; using broker defaults", "topic", name, "err", err)
+		return map[string]string{}
+	}
+	if cfgs == nil {
+		cfgs = map[string]string{}
+	}
+	return cfgs
+}
+
+// liveBrokers returns the live brokers by id order.
+func (c *clusterState) liveBrokers() []liveBroker {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]liveBroker, 0, len(c.brokers))
+	for _, lb := range c.brokers {
+		out = append(out, lb)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// controller returns the controller id the last controller request named.
+func (c *clusterState) controller() int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.controllerID
+}
+
+// partitionStateOf converts a controller request's partition state.
+func partitionStateOf(leader, leaderEpoch, partitionEpoch int32, replicas, isr, offline []int32) PartitionState {
+	if offline == nil {
+		offline = []int32{}
+	}
+	return PartitionState{
+		Leader:         leader,
+		LeaderEpoch:    leaderEpoch,
+		PartitionEpoch: partitionEpoch,
+		Replicas:       append([]int32(nil), replicas...),
+		ISR:            append([]int32(nil), isr...),
+		Offline:        append([]int32(nil), offline...),
+	}
+}
+
+func containsInt32(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// leaderDuringDelete is the leader id UpdateMetadata carries for partitions
+// of a topic being deleted (LeaderAndIsr.LeaderDuringDelete).
+const leaderDuringDelete = -2
+
+// applyUpdateMetadata replaces the live brokers and the listed partitions'
+// states in the cache. The caller holds c.mu.
+func (b *Broker) applyUpdateMetadata(r *kmsg.UpdateMetadataRequest) {
+	c := b.cluster
+	brokers := make(map[int32]liveBroker, len(r.LiveBrokers))
+	for _, lb := range r.LiveBrokers {
+		e := liveBroker{ID: lb.ID, Rack: lb.Rack, Endpoints: map[string]brokerEndpoint{}}
+		if r.Version == 0 {
+			e.Endpoints["PLAINTEXT"] = brokerEndpoint{Host: lb.Host, Port: lb.Port}
+		}
+		for _, ep := range lb.Endpoints {
+			name := ep.ListenerName
+			if r.Version < 3 {
+				name = "PLAINTEXT"
+			}
+			e.Endpoints[name] = brokerEndpoint{Host: ep.Host, Port: ep.Port}
+		}
+		brokers[lb.ID] = e
+	}
+	c.brokers = brokers
+
+	apply := func(topic string, id [16]byte, p kmsg.UpdateMetadataRequestTopicPartition) {
+		ct := c.cache[topic]
+		if p.Leader == leaderDuringDelete {
+			if ct != nil {
+				delete(ct.States, p.Partition)
+				if len(ct.States) == 0 {
+					delete(c.cache, topic)
+				}
+			}
+			return
+		}
+		if ct == nil || (id != [16]byte{} && ct.ID != id) {
+			ct = &cachedTopic{ID: id, States: map[int32]PartitionState{}}
+			c.cache[topic] = ct
+		}
+		ct.States[p.Partition] = partitionStateOf(p.Leader, p.LeaderEpoch, p.ZKVersion, p.Replicas, p.ISR, p.OfflineReplicas)
+	}
+	for _, p := range r.PartitionStates {
+		apply(p.Topic, [16]byte{}, p)
+	}
+	for _, ts := range r.TopicStates {
+		for _, p := range ts.PartitionStates {
+			apply(ts.Topic, ts.TopicID, p)
+		}
+	}
+	b.rebuildTopics()
+}
+
+// brokerInfo is a broker as Metadata and DescribeCluster list it.
+type brokerInfo struct {
+	ID   int32
+	Host string
+	Port int32
+	Rack *string
+}
+
+// brokersFor lists the brokers clients should see on a listener: this
+// broker alone when standalone, else the live brokers that have an
+// endpoint for that listener (Kafka's metadata cache does the same).
+func (b *Broker) brokersFor(listener string) []brokerInfo {
+	if b.cluster == nil {
+		host, port := b.AdvertisedEndpoint(listener)
+		bi := brokerInfo{ID: b.cfg.BrokerID, Host: host, Port: port}
+		if b.cfg.BrokerRack != "" {
+			bi.Rack = nullableString(b.cfg.BrokerRack)
+		}
+		return []brokerInfo{bi}
+	}
+	var out []brokerInfo
+	for _, lb := range b.cluster.liveBrokers() {
+		if ep, ok := lb.Endpoints[listener]; ok {
+			out = append(out, brokerInfo{ID: lb.ID, Host: ep.Host, Port: ep.Port, Rack: lb.Rack})
+		}
+	}
+	return out
+}
+
+// controllerID is the controller clients are told about: this broker when
+// standalone, else the one the last controller request came from (-1 when
+// none is known yet).
+func (b *Broker) controllerID() int32 {
+	if b.cluster == nil {
+		return b.cfg.BrokerID
+	}
+	return b.cluster.controller()
+}
