@@ -113,8 +113,12 @@ func (c *EpochCache) EndOffsetFor(requested int32, logEndOffset int64) EpochEndO
 }
 
 // TruncateFromEnd follows a log truncation to endOffset: entries starting at
-// or after it describe records that no longer exist.
+// or after it describe records that no longer exist. An undefined (negative)
+// offset changes nothing, as in Kafka.
 func (c *EpochCache) TruncateFromEnd(endOffset int64) bool {
+	if endOffset < 0 {
+		return false
+	}
 	n := len(c.entries)
 	for n > 0 && c.entries[n-1].StartOffset >= endOffset {
 		n--
