@@ -1,0 +1,400 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Admin operations (Kafka's AdminZkClient as ZkAdminManager calls it): they
+// write ZooKeeper directly; the controller reacts to the znodes through its
+// watches. Topic creation, deletion and partition creation are answered
+// only by the controller (NOT_CONTROLLER elsewhere), as in Kafka.
+
+// newTopicID is Kafka's Uuid.randomUuid: never the reserved zero and one
+// ids, and never one whose string form starts with '-', which command-line
+// tools would take for an option.
+func newTopicID() [16]byte {
+	for {
+		var id [16]byte
+		if _, err := rand.Read(id[:]); err != nil {
+			panic(err)
+		}
+		if id == ([16]byte{}) || id == ([16]byte{15: 1}) || strings.HasPrefix(encodeUUID(id), "-") {
+			continue
+		}
+		return id
+	}
+}
+
+func randIntn(n int) int {
+	v, err := rand.Int(rand.Reader, big.NewInt(int64(n)))
+	if err != nil {
+		panic(err)
+	}
+	return int(v.Int64())
+}
+
+const maxTopicNameLength = 249
+
+// validateTopicName is Kafka's Topic.validate.
+func validateTopicName(name string) error {
+	switch {
+	case name == "":
+		return &kafkaError{kerr.InvalidTopicException, "Topic name is illegal, it can't be empty"}
+	case name == "." || name == "..":
+		return &kafkaError{kerr.InvalidTopicException, `Topic name cannot be "." or ".."`}
+	case len(name) > maxTopicNameLength:
+		return &kafkaError{kerr.InvalidTopicException, fmt.Sprintf(
+			"Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name)}
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return &kafkaError{kerr.InvalidTopicException, fmt.Sprintf(
+				"Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)}
+		}
+	}
+	return nil
+}
+
+func unifyCollision(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// liveBrokerMetadata reads /brokers/ids, as AdminZkClient does, for
+// assignment.
+func liveBrokerMetadata(zk zkClient) ([]brokerMetadata, error) {
+	names, _, err := zk.Children(brokerIDsPath)
+	if err != nil {
+		return nil, err
+	}
+	var out []brokerMetadata
+	for _, n := range names {
+		id, err := parseBrokerID(n)
+		if err != nil {
+			continue
+		}
+		data, _, err := zk.Get(brokerIDPath(id))
+		if errors.Is(err, errNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		reg, err := decodeBrokerZNode(data)
+		if err != nil {
+			continue
+		}
+		out = append(out, brokerMetadata{ID: id, Rack: reg.Rack})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// validateAssignment is AdminZkClient.validateTopicCreate's check of an
+// explicit assignment.
+func validateAssignment(assignment map[int32][]int32) error {
+	if len(assignment) == 0 {
+		return &kafkaError{kerr.InvalidReplicaAssignment, "Replica assignment must not be empty."}
+	}
+	rf := -1
+	for p := int32(0); p < int32(len(assignment)); p++ {
+		rs, ok := assignment[p]
+		if !ok {
+			return &kafkaError{kerr.InvalidReplicaAssignment, "partitions should be a consecutive 0-based integer sequence"}
+		}
+		if len(rs) == 0 {
+			return &kafkaError{kerr.InvalidReplicationFactor, "Replication factor must be larger than 0."}
+		}
+		if rf >= 0 && len(rs) != rf {
+			return &kafkaError{kerr.InvalidReplicaAssignment, "All partitions should have the same number of replicas"}
+		}
+		rf = len(rs)
+		if len(distinct(rs)) != len(rs) {
+			return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf("Duplicate replica assignment found: %v", assignment)}
+		}
+	}
+	return nil
+}
+
+// CreateTopic creates a topic: partitions and replicationFactor (assigned
+// as Kafka does, rack-aware when every broker has a rack) or an explicit
+// assignment (then both must be -1). /config/topics/<t> is written first,
+// then /brokers/topics/<t> with a fresh topic id; the controller creates
+// the partitions when it sees the topic. Returns the topic id.
+func (n *Node) CreateTopic(name string, partitions int32, replicationFactor int16, assignment map[int32][]int32, configs map[string]string, validateOnly bool) ([16]byte, error) {
+	if _, err := n.controller(); err != nil {
+		return [16]byte{}, err
+	}
+	zk, err := n.client()
+	if err != nil {
+		return [16]byte{}, err
+	}
+	return createTopic(zk, name, partitions, replicationFactor, assignment, configs, validateOnly, randIntn, newTopicID)
+}
+
+func createTopic(zk zkClient, name string, partitions int32, rf int16, assignment map[int32][]int32, configs map[string]string, validateOnly bool, intn func(int) int, topicID func() [16]byte) ([16]byte, error) {
+	var zero [16]byte
+	if err := validateTopicName(name); err != nil {
+		return zero, err
+	}
+	if ok, _, err := zk.Exists(topicPath(name)); err != nil {
+		return zero, err
+	} else if ok {
+		return zero, &kafkaError{kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)}
+	}
+	if ok, _, err := zk.Exists(deleteTopicPath(name)); err != nil {
+		return zero, err
+	} else if ok {
+		return zero, &kafkaError{kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' is marked for deletion.", name)}
+	}
+	existing, _, err := zk.Children(brokerTopicsPath)
+	if err != nil {
+		return zero, err
+	}
+	for _, t := range existing {
+		if t != name && unifyCollision(t) == unifyCollision(name) {
+			return zero, &kafkaError{kerr.InvalidTopicException, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, t)}
+		}
+	}
+	var assigned replicaMap
+	if assignment != nil {
+		if partitions != -1 || rf != -1 {
+			return zero, &kafkaError{kerr.InvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."}
+		}
+		if err := validateAssignment(assignment); err != nil {
+			return zero, err
+		}
+		assigned = replicaMap{}
+		for p, rs := range assignment {
+			assigned[p] = slices.Clone(rs)
+		}
+	} else {
+		brokers, err := liveBrokerMetadata(zk)
+		if err != nil {
+			return zero, err
+		}
+		if assigned, err = assignReplicasToBrokers(brokers, int(partitions), int(rf), -1, -1, intn); err != nil {
+			return zero, err
+		}
+	}
+	if validateOnly {
+		return zero, nil
+	}
+	if configs == nil {
+		configs = map[string]string{}
+	}
+	if err := setEntityConfig(zk, configTypeTopic, name, configs); err != nil {
+		return zero, err
+	}
+	id := topicID()
+	z := topicZNode{Version: 3, TopicID: id, Partitions: assigned}
+	if err := createRecursive(zk, brokerTopicsPath); err != nil {
+		return zero, err
+	}
+	if _, err := zk.Create(topicPath(name), z.encode(), modePersistent); err != nil {
+		if errors.Is(err, errNodeExists) {
+			return zero, &kafkaError{kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)}
+		}
+		return zero, err
+	}
+	return id, nil
+}
+
+// setEntityConfig creates or replaces /config/<type>/<name>.
+func setEntityConfig(zk zkClient, entityType, name string, configs map[string]string) error {
+	path := configEntityPath(entityType, name)
+	data := encodeConfigZNode(configs)
+	if _, err := zk.Set(path, data, -1); err == nil || !errors.Is(err, errNoNode) {
+		return err
+	}
+	if err := createRecursive(zk, configPath+"/"+entityType); err != nil {
+		return err
+	}
+	_, err := zk.Create(path, data, modePersistent)
+	if errors.Is(err, errNodeExists) {
+		_, err = zk.Set(path, data, -1)
+	}
+	return err
+}
+
+// DeleteTopic marks the topic for deletion (/admin/delete_topics/<t>); the
+// controller deletes it. Marking a topic twice is not an error.
+func (n *Node) DeleteTopic(name string) error {
+	if _, err := n.controller(); err != nil {
+		return err
+	}
+	zk, err := n.client()
+	if err != nil {
+		return err
+	}
+	return markTopicForDeletion(zk, name)
+}
+
+func markTopicForDeletion(zk zkClient, name string) error {
+	if ok, _, err := zk.Exists(topicPath(name)); err != nil {
+		return err
+	} else if !ok {
+		return &kafkaError{kerr.UnknownTopicOrPartition, "This server does not host this topic-partition."}
+	}
+	_, err := zk.Create(deleteTopicPath(name), nil, modePersistent)
+	if errors.Is(err, errNodeExists) {
+		return nil
+	}
+	return err
+}
+
+// CreatePartitions raises the topic's partition count to count. assignment
+// (optional) lists the replicas of each new partition, in order.
+func (n *Node) CreatePartitions(name string, count int32, assignment [][]int32, validateOnly bool) error {
+	if _, err := n.controller(); err != nil {
+		return err
+	}
+	zk, err := n.client()
+	if err != nil {
+		return err
+	}
+	return createPartitions(zk, name, count, assignment, validateOnly, randIntn)
+}
+
+func createPartitions(zk zkClient, name string, count int32, assignment [][]int32, validateOnly bool, intn func(int) int) error {
+	data, st, err := zk.Get(topicPath(name))
+	if errors.Is(err, errNoNode) {
+		return &kafkaError{kerr.UnknownTopicOrPartition, "This server does not host this topic-partition."}
+	}
+	if err != nil {
+		return err
+	}
+	if ok, _, err := zk.Exists(deleteTopicPath(name)); err != nil {
+		return err
+	} else if ok {
+		return &kafkaError{kerr.InvalidTopicException, fmt.Sprintf("The topic %s is queued for deletion.", name)}
+	}
+	z, err := decodeTopicZNode(data)
+	if err != nil {
+		return err
+	}
+	if len(z.Adding) > 0 || len(z.Removing) > 0 {
+		return &kafkaError{kerr.ReassignmentInProgress, "A partition reassignment is in progress."}
+	}
+	existing := int32(len(z.Partitions))
+	switch {
+	case count < existing:
+		return &kafkaError{kerr.InvalidPartitions, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", existing, count)}
+	case count == existing:
+		return &kafkaError{kerr.InvalidPartitions, fmt.Sprintf("Topic already has %d partitions.", existing)}
+	}
+	p0 := z.Partitions[0]
+	brokers, err := liveBrokerMetadata(zk)
+	if err != nil {
+		return err
+	}
+	added := replicaMap{}
+	if assignment != nil {
+		if int32(len(assignment)) != count-existing {
+			return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf("Increasing the number of partitions by %d but %d assignments provided.", count-existing, len(assignment))}
+		}
+		live := map[int32]bool{}
+		for _, b := range brokers {
+			live[b.ID] = true
+		}
+		for i, rs := range assignment {
+			p := existing + int32(i)
+			if len(rs) != len(p0) {
+				return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf(
+					"Inconsistent replication factor between partitions, partition 0 has %d while partitions [%d] have replication factors [%d], respectively.", len(p0), p, len(rs))}
+			}
+			if len(distinct(rs)) != len(rs) {
+				return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf("Duplicate brokers not allowed in replica assignment: %v for partition id %d.", rs, p)}
+			}
+			for _, r := range rs {
+				if !live[r] {
+					return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf("Unknown broker(s) in replica assignment: %d.", r)}
+				}
+			}
+			added[p] = slices.Clone(rs)
+		}
+	} else {
+		// Continue the round-robin where partition 0's leader sits.
+		start := 0
+		if len(p0) > 0 {
+			for i, b := range brokers {
+				if b.ID >= p0[0] {
+					start = i
+					break
+				}
+			}
+		}
+		added, err = assignReplicasToBrokers(brokers, int(count-existing), len(p0), start, int(existing), intn)
+		if err != nil {
+			return err
+		}
+	}
+	if validateOnly {
+		return nil
+	}
+	for p, rs := range added {
+		z.Partitions[p] = rs
+	}
+	z.Version = 3
+	if _, err := zk.Set(topicPath(name), z.encode(), st.Version); err != nil {
+		if errors.Is(err, errBadVersion) {
+			return &kafkaError{kerr.UnknownServerError, "The topic changed while partitions were being added; retry."}
+		}
+		return err
+	}
+	return nil
+}
+
+// SetTopicConfig replaces the topic's overrides in /config/topics/<t> and
+// announces the change in /config/changes (every broker re-reads it). Any
+// broker may do it. Turning unclean.leader.election.enable on makes the
+// controller retry the topic's offline partitions (reference §2.5).
+func (n *Node) SetTopicConfig(ctx context.Context, name string, configs map[string]string) error {
+	zk, err := n.client()
+	if err != nil {
+		return err
+	}
+	if ok, _, err := zk.Exists(topicPath(name)); err != nil {
+		return err
+	} else if !ok {
+		return &kafkaError{kerr.UnknownTopicOrPartition, "This server does not host this topic-partition."}
+	}
+	if err := setEntityConfig(zk, configTypeTopic, name, configs); err != nil {
+		return err
+	}
+	if err := createRecursive(zk, configChangesPath); err != nil {
+		return err
+	}
+	if _, err := zk.Create(configChangesPath+"/"+configChangePrefix, encodeConfigChange(configTypeTopic+"/"+name), modePersistentSequential); err != nil {
+		return err
+	}
+	if configs["unclean.leader.election.enable"] == "true" {
+		if c, err := n.controller(); err == nil {
+			return c.call(ctx, "TopicUncleanLeaderElectionEnable", func() error {
+				return c.processTopicUncleanLeaderElectionEnable(name)
+			})
+		}
+	}
+	return nil
+}
+
+// processTopicUncleanLeaderElectionEnable elects leaders for the topic's
+// offline partitions now that unclean election is allowed.
+func (c *kafkaController) processTopicUncleanLeaderElectionEnable(topic string) error {
+	var offline []topicPartition
+	for _, tp := range c.ctx.partitionsOfTopic(topic) {
+		if c.ctx.states[tp] == partitionOffline && !c.ctx.topicsToDelete[topic] {
+			offline = append(offline, tp)
+		}
+	}
+	b := newRequestBatch(c.ctx)
+	_, err := c.electLeaders(b, offline, offlineElection, false)
+	c.sendBatch(b)
+	return err
+}

@@ -1,0 +1,136 @@
+package controller
+
+import (
+	"slices"
+)
+
+// processBrokerChange handles a child change of /brokers/ids (reference
+// §2.7, §2.8): brokers gone are failures, new ones start-ups, and a broker
+// registered again with a higher epoch (czxid) is a bounce, handled as a
+// failure followed by a start-up.
+func (c *kafkaController) processBrokerChange() error {
+	names, err := c.childrenW(brokerIDsPath, ctlEvent{"BrokerChange", c.processBrokerChange})
+	if err != nil {
+		return err
+	}
+	current := map[int32]liveBroker{}
+	for _, n := range names {
+		id, err := parseBrokerID(n)
+		if err != nil {
+			continue
+		}
+		b, ok, err := c.readBroker(id)
+		if err != nil {
+			return err
+		}
+		if ok {
+			current[id] = b
+		}
+	}
+	var newIDs, deadIDs, bounced []int32
+	for id, b := range current {
+		old, known := c.ctx.brokers[id]
+		switch {
+		case !known:
+			newIDs = append(newIDs, id)
+		case b.Epoch > old.Epoch:
+			bounced = append(bounced, id)
+		}
+	}
+	for id := range c.ctx.brokers {
+		if _, ok := current[id]; !ok {
+			deadIDs = append(deadIDs, id)
+		}
+	}
+	slices.Sort(newIDs)
+	slices.Sort(deadIDs)
+	slices.Sort(bounced)
+	if len(newIDs)+len(deadIDs)+len(bounced) == 0 {
+		return nil
+	}
+	c.log.Info("broker change", "new", newIDs, "dead", deadIDs, "bounced", bounced)
+
+	b := newRequestBatch(c.ctx)
+	gone := append(slices.Clone(deadIDs), bounced...)
+	for _, id := range gone {
+		delete(c.ctx.brokers, id)
+		delete(c.ctx.shuttingDown, id)
+		c.chans.removeBroker(id)
+	}
+	if len(gone) > 0 {
+		if err := c.onBrokerFailure(b, gone); err != nil {
+			return err
+		}
+	}
+	started := append(slices.Clone(newIDs), bounced...)
+	for _, id := range started {
+		c.ctx.brokers[id] = current[id]
+		c.chans.addBroker(current[id], c.cfg.interBrokerListener)
+	}
+	if len(started) > 0 {
+		if err := c.onBrokerStartup(b, started); err != nil {
+			return err
+		}
+	}
+	c.sendBatch(b)
+	if len(started) > 0 {
+		if err := c.resumeReassignments(); err != nil {
+			return err
+		}
+	}
+	return c.resumeDeletions()
+}
+
+// onBrokerFailure: partitions the dead brokers led go Offline and get new
+// leaders (Offline strategy); then their replicas go Offline, leaving the
+// ISRs. Brokers hear of the death by UpdateMetadata even if no partition
+// changed.
+func (c *kafkaController) onBrokerFailure(b *requestBatch, dead []int32) error {
+	for tp, st := range c.ctx.leadership {
+		if slices.Contains(dead, st.Leader) && !c.ctx.topicsToDelete[tp.Topic] {
+			c.ctx.states[tp] = partitionOffline
+		}
+	}
+	if err := c.triggerOnlinePartitionStateChange(b); err != nil {
+		return err
+	}
+	for _, id := range dead {
+		var tps []topicPartition
+		for _, tp := range c.ctx.partitionsOnBroker(id) {
+			if c.ctx.topicsToDelete[tp.Topic] {
+				c.markDeletionUnsent(tp, id)
+				continue
+			}
+			tps = append(tps, tp)
+		}
+		if err := c.replicasOffline(b, id, tps); err != nil {
+			return err
+		}
+	}
+	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
+	return nil
+}
+
+// onBrokerStartup: the others learn of the new brokers, the new brokers
+// get every partition's metadata and a LeaderAndIsr for each replica they
+// host, and partitions that were waiting for them get leaders.
+func (c *kafkaController) onBrokerStartup(b *requestBatch, started []int32) error {
+	var existing []int32
+	for _, id := range c.ctx.liveBrokerIDs() {
+		if !slices.Contains(started, id) {
+			existing = append(existing, id)
+		}
+	}
+	b.addUpdateMetadata(existing, nil)
+	b.addUpdateMetadata(started, c.ctx.allPartitions())
+	for _, id := range started {
+		for tp, m := range c.ctx.offlineReplicas {
+			delete(m, id)
+			if len(m) == 0 {
+				delete(c.ctx.offlineReplicas, tp)
+			}
+		}
+		c.replicasOnline(b, id, c.ctx.partitionsOnBroker(id))
+	}
+	return c.triggerOnlinePartitionStateChange(b)
+}

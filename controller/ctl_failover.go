@@ -1,0 +1,211 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+const (
+	defaultRetryBackoff            = 100 * time.Millisecond
+	defaultControllerSocketTimeout = 30 * time.Second // controller.socket.timeout.ms
+)
+
+// onControllerFailover is becoming controller (reference §2.3), in Kafka's
+// order: watches, stale notifications deleted, context read from
+// ZooKeeper, UpdateMetadata to every live broker, replicas online
+// (LeaderAndIsr), leaders for New/Offline partitions, then pending
+// reassignments and deletions.
+func (c *kafkaController) onControllerFailover() error {
+	c.ctx = newControllerContext()
+	ids, err := c.childrenW(brokerIDsPath, ctlEvent{"BrokerChange", c.processBrokerChange})
+	if err != nil {
+		return err
+	}
+	topics, err := c.childrenW(brokerTopicsPath, ctlEvent{"TopicChange", c.processTopicChange})
+	if err != nil {
+		return err
+	}
+	notifications, err := c.childrenW(isrChangeNotificationPath, ctlEvent{"IsrChangeNotification", c.processIsrChangeNotification})
+	if err != nil {
+		return err
+	}
+	if err := c.deleteChildren(isrChangeNotificationPath, notifications); err != nil {
+		return err
+	}
+	if events, _, err := c.zk.Children(logDirEventNotificationPath); err == nil {
+		if err := c.deleteChildren(logDirEventNotificationPath, events); err != nil {
+			return err
+		}
+	}
+
+	for _, name := range ids {
+		id, err := parseBrokerID(name)
+		if err != nil {
+			continue
+		}
+		b, ok, err := c.readBroker(id)
+		if err != nil {
+			return err
+		}
+		if ok {
+			c.ctx.brokers[id] = b
+		}
+	}
+	for _, t := range topics {
+		if err := c.loadTopic(t); err != nil {
+			return err
+		}
+	}
+	for _, tp := range c.ctx.allPartitions() {
+		st, ok, err := c.readLeadership(tp)
+		if err != nil {
+			return err
+		}
+		if ok {
+			c.ctx.leadership[tp] = st
+		}
+	}
+	for _, id := range c.ctx.liveBrokerIDs() {
+		c.chans.addBroker(c.ctx.brokers[id], c.cfg.interBrokerListener)
+	}
+	c.log.Info("controller failover", "broker", c.cfg.brokerID, "epoch", c.epoch,
+		"liveBrokers", c.ctx.liveBrokerIDs(), "topics", len(c.ctx.assignments))
+
+	b := newRequestBatch(c.ctx)
+	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
+	for _, id := range c.ctx.liveBrokerIDs() {
+		c.replicasOnline(b, id, c.ctx.partitionsOnBroker(id))
+	}
+	for _, tp := range c.ctx.allPartitions() {
+		c.refreshPartitionState(tp)
+	}
+	deletions, err := c.childrenW(deleteTopicsPath, ctlEvent{"TopicDeletion", c.processTopicDeletion})
+	if err != nil {
+		return err
+	}
+	for _, t := range deletions {
+		if _, ok := c.ctx.assignments[t]; ok {
+			c.ctx.topicsToDelete[t] = true
+		}
+	}
+	if err := c.triggerOnlinePartitionStateChange(b); err != nil {
+		return err
+	}
+	c.sendBatch(b)
+	if err := c.resumeReassignments(); err != nil {
+		return err
+	}
+	return c.processTopicDeletionMarkers(deletions)
+}
+
+// childrenW lists path's children and arms ev for their next change.
+func (c *kafkaController) childrenW(path string, ev ctlEvent) ([]string, error) {
+	kids, _, ch, err := c.zk.ChildrenW(path)
+	if errors.Is(err, errNoNode) {
+		// Every broker creates these paths at start-up; recreate and
+		// retry once if someone removed one.
+		if err := createRecursive(c.zk, path); err != nil {
+			return nil, err
+		}
+		kids, _, ch, err = c.zk.ChildrenW(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("watching %s: %w", path, err)
+	}
+	c.watch(ch, ev)
+	slices.Sort(kids)
+	return kids, nil
+}
+
+// deleteChildren deletes the named children of parent in one fenced multi;
+// children already gone are skipped.
+func (c *kafkaController) deleteChildren(parent string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	ops := make([]zkOp, 0, len(names))
+	for _, n := range names {
+		ops = append(ops, &opDelete{Path: parent + "/" + n, Version: -1})
+	}
+	_, err := controllerWrite(c.zk, c.epochZkVersion, ops...)
+	if errors.Is(err, errNoNode) {
+		// Someone removed one concurrently: delete one by one.
+		for _, op := range ops {
+			if _, err := controllerWrite(c.zk, c.epochZkVersion, op); err != nil && !errors.Is(err, errNoNode) {
+				return err
+			}
+		}
+		return nil
+	}
+	return err
+}
+
+// readBroker reads /brokers/ids/<id>; ok is false when it vanished.
+func (c *kafkaController) readBroker(id int32) (liveBroker, bool, error) {
+	data, st, err := c.zk.Get(brokerIDPath(id))
+	if errors.Is(err, errNoNode) {
+		return liveBroker{}, false, nil
+	}
+	if err != nil {
+		return liveBroker{}, false, err
+	}
+	reg, err := decodeBrokerZNode(data)
+	if err != nil {
+		c.log.Error("ignoring unreadable broker registration", "broker", id, "err", err)
+		return liveBroker{}, false, nil
+	}
+	return liveBroker{ID: id, Epoch: st.Czxid, Reg: reg}, true, nil
+}
+
+// loadTopic reads /brokers/topics/<t> into the context, arms its data
+// watch (partition modifications) and gives it a topic id if it has none,
+// as a 3.x controller does.
+func (c *kafkaController) loadTopic(topic string) error {
+	data, st, ch, err := c.zk.GetW(topicPath(topic))
+	if errors.Is(err, errNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.watch(ch, ctlEvent{"PartitionModifications", func() error { return c.processPartitionModifications(topic) }})
+	z, err := decodeTopicZNode(data)
+	if err != nil {
+		c.log.Error("ignoring unreadable topic znode", "topic", topic, "err", err)
+		return nil
+	}
+	if z.TopicID == ([16]byte{}) {
+		z.TopicID = c.cfg.newTopicID()
+		z.Version = 3
+		if _, err := controllerWrite(c.zk, c.epochZkVersion, &opSet{Path: topicPath(topic), Data: z.encode(), Version: st.Version}); err != nil {
+			return fmt.Errorf("adding a topic id to %s: %w", topic, err)
+		}
+	}
+	c.ctx.topicIDs[topic] = z.TopicID
+	for p, rs := range z.Partitions {
+		c.ctx.setAssignment(topicPartition{topic, p}, replicaAssignment{
+			Replicas: rs, Adding: z.Adding[p], Removing: z.Removing[p],
+		})
+	}
+	return nil
+}
+
+// topicZNodeOf is the context's assignment of topic as its znode.
+func (c *kafkaController) topicZNodeOf(topic string) topicZNode {
+	z := topicZNode{Version: 3, TopicID: c.ctx.topicIDs[topic], Partitions: replicaMap{}, Adding: replicaMap{}, Removing: replicaMap{}}
+	for p, a := range c.ctx.assignments[topic] {
+		z.Partitions[p] = a.Replicas
+		if len(a.Adding) > 0 {
+			z.Adding[p] = a.Adding
+		}
+		if len(a.Removing) > 0 {
+			z.Removing[p] = a.Removing
+		}
+	}
+	return z
+}
+
+func isSequentialChild(name, prefix string) bool { return strings.HasPrefix(name, prefix) }

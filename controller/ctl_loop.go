@@ -1,0 +1,273 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// controllerConfig is the part of the broker's configuration the
+// controller's decisions read.
+type controllerConfig struct {
+	brokerID            int32
+	interBrokerListener string
+	// uncleanLeaderElection is the broker default of
+	// unclean.leader.election.enable; /config/topics/<t> overrides it.
+	uncleanLeaderElection bool
+	autoLeaderRebalance   bool
+	imbalancePerBrokerPct int
+	// newTopicID draws topic ids for topics that lack one.
+	newTopicID func() [16]byte
+}
+
+// ctlEvent is one unit of controller work (Kafka's ControllerEvent).
+type ctlEvent struct {
+	name string
+	run  func() error
+}
+
+type armedWatch struct {
+	ch <-chan zkEvent
+	ev ctlEvent
+}
+
+// errSessionLost: a watch was dropped because the ZooKeeper session ended;
+// the controller stops, and the member loop elects again on the new session.
+var errSessionLost = errors.New("zookeeper session lost")
+
+// kafkaController is the active controller of one controller epoch: Kafka's
+// KafkaController with its event manager. Everything runs on the goroutine
+// that calls run (or runUntilIdle in tests): ZooKeeper watches, broker
+// responses, admin calls and ticks become events in one queue.
+//
+// Locks: mu guards queue, wake and stopped only; the context, the watch
+// list and every decision belong to the event goroutine.
+type kafkaController struct {
+	zk             zkClient
+	cfg            controllerConfig
+	epoch          int32
+	epochZkVersion int32
+	ctx            *controllerContext
+	chans          *channelManager
+	log            *slog.Logger
+	metrics        *controllerMetrics
+
+	watches []armedWatch
+
+	mu      sync.Mutex
+	queue   []ctlEvent
+	wake    chan struct{}
+	stopped bool
+}
+
+func newKafkaController(zk zkClient, cfg controllerConfig, st controllerStatus, ch BrokerChannel, synchronous bool, log *slog.Logger, m *controllerMetrics) *kafkaController {
+	c := &kafkaController{
+		zk:             zk,
+		cfg:            cfg,
+		epoch:          st.Epoch,
+		epochZkVersion: st.EpochZkVersion,
+		ctx:            newControllerContext(),
+		log:            log,
+		metrics:        m,
+		wake:           make(chan struct{}, 1),
+	}
+	c.chans = &channelManager{
+		ch:           ch,
+		retryBackoff: defaultRetryBackoff,
+		sendTimeout:  defaultControllerSocketTimeout,
+		log:          log,
+		synchronous:  synchronous,
+		onResponse: func(broker int32, req kmsg.Request, resp kmsg.Response) {
+			c.enqueue(ctlEvent{"ControllerResponse", func() error { return c.handleResponse(broker, req, resp) }})
+		},
+	}
+	c.enqueue(ctlEvent{"Startup", c.onControllerFailover})
+	return c
+}
+
+// enqueue adds an event; it never blocks. Events for a stopped controller
+// are dropped.
+func (c *kafkaController) enqueue(ev ctlEvent) {
+	c.mu.Lock()
+	if !c.stopped {
+		c.queue = append(c.queue, ev)
+	}
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *kafkaController) dequeue() (ctlEvent, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		return ctlEvent{}, false
+	}
+	ev := c.queue[0]
+	c.queue = c.queue[1:]
+	return ev, true
+}
+
+// call runs f as an event and waits for its result; it is how other
+// goroutines (admin APIs) ask the controller. A controller that stops
+// first answers NOT_CONTROLLER.
+func (c *kafkaController) call(ctx context.Context, name string, f func() error) error {
+	done := make(chan error, 1)
+	c.enqueue(ctlEvent{name, func() error {
+		err := f()
+		done <- err
+		// The caller gets the error; only a lost controller role is
+		// fatal to the loop.
+		if errors.Is(err, errControllerMoved) || errors.Is(err, errSessionLost) {
+			return err
+		}
+		return nil
+	}})
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	if stopped {
+		return errNotController
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// watch arms ev to run when ch fires.
+func (c *kafkaController) watch(ch <-chan zkEvent, ev ctlEvent) {
+	c.watches = append(c.watches, armedWatch{ch, ev})
+}
+
+// fired moves the watch at i to the queue, or reports the session's end.
+func (c *kafkaController) fired(i int, zev zkEvent, ok bool) error {
+	w := c.watches[i]
+	c.watches = append(c.watches[:i], c.watches[i+1:]...)
+	if !ok || zev.Type == eventNotWatching {
+		return fmt.Errorf("%w: watch for %s dropped: %v", errSessionLost, zev.Path, zev.Err)
+	}
+	c.enqueue(w.ev)
+	return nil
+}
+
+// pollWatches queues the events of watches that have fired, without
+// blocking.
+func (c *kafkaController) pollWatches() error {
+	for i := 0; i < len(c.watches); {
+		select {
+		case zev, ok := <-c.watches[i].ch:
+			if err := c.fired(i, zev, ok); err != nil {
+				return err
+			}
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+// runUntilIdle processes events until none is queued and no armed watch
+// has fired. Unit tests drive the controller with it; the fake ZooKeeper
+// fires watches synchronously, so histories are deterministic.
+func (c *kafkaController) runUntilIdle() error {
+	for {
+		if err := c.pollWatches(); err != nil {
+			return err
+		}
+		ev, ok := c.dequeue()
+		if !ok {
+			return nil
+		}
+		if err := c.process(ev); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *kafkaController) process(ev ctlEvent) error {
+	err := ev.run()
+	c.updateMetrics()
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, errControllerMoved) || errors.Is(err, errSessionLost) ||
+		errors.Is(err, errSessionExpired) || errors.Is(err, errConnectionClosed) {
+		return fmt.Errorf("%s: %w", ev.name, err)
+	}
+	if ev.name == "Startup" {
+		// Kafka resigns when failover fails, so another broker (or
+		// this one, afresh) can take over.
+		return fmt.Errorf("controller failover: %w", err)
+	}
+	c.log.Error("controller event failed", "event", ev.name, "err", err)
+	return nil
+}
+
+// run is the event loop. It returns nil when ctx ends, otherwise the error
+// that ended this controller's tenure (errControllerMoved, a lost session,
+// a failed failover); the caller resigns.
+func (c *kafkaController) run(ctx context.Context) error {
+	defer c.stop()
+	for {
+		if err := c.runUntilIdle(); err != nil {
+			return err
+		}
+		cases := make([]reflect.SelectCase, 0, 2+len(c.watches))
+		cases = append(cases,
+			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c.wake)})
+		for _, w := range c.watches {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.ch)})
+		}
+		i, v, ok := reflect.Select(cases)
+		switch i {
+		case 0:
+			return nil
+		case 1:
+		default:
+			var zev zkEvent
+			if ok {
+				zev = v.Interface().(zkEvent)
+			}
+			if err := c.fired(i-2, zev, ok); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// stop ends the tenure: queued events are dropped, the request queues
+// closed, the metrics zeroed.
+func (c *kafkaController) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	c.queue = nil
+	c.mu.Unlock()
+	c.chans.close()
+	if c.metrics != nil {
+		c.metrics.resign()
+	}
+}
+
+// sendBatch hands the batch's requests to the brokers' queues.
+func (c *kafkaController) sendBatch(b *requestBatch) {
+	for _, o := range b.build(controllerIdentity{c.cfg.brokerID, c.epoch}, c.cfg.interBrokerListener) {
+		c.chans.send(o.broker, o.req)
+	}
+}
+
+func (c *kafkaController) updateMetrics() {
+	if c.metrics != nil {
+		c.metrics.update(c.epoch, len(c.ctx.states), c.ctx.offlinePartitionCount(), len(c.ctx.assignments))
+	}
+}

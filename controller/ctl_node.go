@@ -1,0 +1,461 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Endpoint is one advertised listener, as written to /brokers/ids/<id>.
+type Endpoint struct {
+	Listener         string // listener name, e.g. PLAINTEXT
+	Host             string
+	Port             int32
+	SecurityProtocol string // PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL
+}
+
+// TopicPartition names one partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// KafkaError is an error with a Kafka error code and the message Kafka
+// sends next to it; errors.Is(err, kerr.X) matches its code.
+type KafkaError = kafkaError
+
+// Config is the broker configuration the ZooKeeper mode needs, with
+// server.properties names in the comments.
+type Config struct {
+	BrokerID         int32         // broker.id
+	ZooKeeperConnect string        // zookeeper.connect, with optional chroot
+	SessionTimeout   time.Duration // zookeeper.session.timeout.ms (18 s)
+	// ConnectionTimeout bounds the first connection
+	// (zookeeper.connection.timeout.ms); zero means SessionTimeout.
+	ConnectionTimeout time.Duration
+	// InterBrokerListener names the endpoint controller requests go to
+	// (inter.broker.listener.name; PLAINTEXT by default).
+	InterBrokerListener string
+	Endpoints           []Endpoint // advertised.listeners
+	Rack                string     // broker.rack
+
+	UncleanLeaderElectionEnable        bool          // unclean.leader.election.enable (false)
+	AutoLeaderRebalanceEnable          bool          // auto.leader.rebalance.enable (true in Kafka)
+	LeaderImbalanceCheckInterval       time.Duration // leader.imbalance.check.interval.seconds (300 s)
+	LeaderImbalancePerBrokerPercentage int           // leader.imbalance.per.broker.percentage (10)
+
+	// Registerer receives the controller gauges; nil: none.
+	Registerer prometheus.Registerer
+	// BrokerChannel carries controller requests; nil: a franz-go client
+	// per broker on the inter-broker listener.
+	BrokerChannel BrokerChannel
+	// Now and the tick channels are for tests; nil means wall clock,
+	// a 2.5 s ticker for ISR change propagation and, for the leader
+	// imbalance check, a first tick 5 s after start then one every
+	// LeaderImbalanceCheckInterval.
+	Now                       func() time.Time
+	IsrChangePropagationTicks <-chan time.Time
+	LeaderImbalanceTicks      <-chan time.Time
+}
+
+// errNotController answers admin operations on a broker that is not the
+// active controller.
+var errNotController = &kafkaError{kerr.NotController, "This is not the correct controller for this cluster."}
+
+// ErrNotConnected: the Node is not running (Run not called or returned).
+var ErrNotConnected = errors.New("controller: not connected to ZooKeeper")
+
+// Node is one broker's part in the ZooKeeper cluster: its registration,
+// the controller election, and — while it is the controller — the
+// controller itself. Its methods are safe for concurrent use.
+//
+// Locks: mu guards the fields below it. It is never held across a
+// ZooKeeper call or while waiting for the controller's event loop.
+type Node struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *controllerMetrics
+	isr     *isrChangePropagator
+
+	mu          sync.Mutex
+	zk          zkClient
+	status      controllerStatus
+	clusterID   string
+	brokerEpoch int64
+	active      *kafkaController
+	stopActive  context.CancelFunc
+	activeDone  chan struct{}
+}
+
+// New checks the configuration; Run connects.
+func New(cfg Config, logger *slog.Logger) (*Node, error) {
+	if cfg.ZooKeeperConnect == "" {
+		return nil, errors.New("zookeeper.connect is empty")
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 18 * time.Second
+	}
+	if cfg.InterBrokerListener == "" {
+		cfg.InterBrokerListener = "PLAINTEXT"
+	}
+	if cfg.LeaderImbalanceCheckInterval <= 0 {
+		cfg.LeaderImbalanceCheckInterval = 300 * time.Second
+	}
+	if cfg.LeaderImbalancePerBrokerPercentage == 0 {
+		cfg.LeaderImbalancePerBrokerPercentage = 10
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	found := false
+	for _, e := range cfg.Endpoints {
+		found = found || e.Listener == cfg.InterBrokerListener
+	}
+	if !found {
+		return nil, fmt.Errorf("inter-broker listener %s is not among the advertised endpoints", cfg.InterBrokerListener)
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	m, err := newControllerMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Node{
+		cfg:         cfg,
+		log:         logger,
+		metrics:     m,
+		isr:         newIsrChangePropagator(cfg.Now()),
+		status:      noController,
+		brokerEpoch: -1,
+	}, nil
+}
+
+// Run connects to ZooKeeper, registers the broker and takes part in the
+// controller election until ctx ends. It returns an error if the broker id
+// is registered by another live broker or ZooKeeper cannot be reached.
+func (n *Node) Run(ctx context.Context) error {
+	timeout := n.cfg.ConnectionTimeout
+	if timeout <= 0 {
+		timeout = n.cfg.SessionTimeout
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	zk, err := dialZK(dctx, n.cfg.ZooKeeperConnect, n.cfg.SessionTimeout, n.log)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer zk.Close()
+	return n.run(ctx, zk)
+}
+
+func (n *Node) run(ctx context.Context, zk zkClient) error {
+	n.mu.Lock()
+	n.zk = zk
+	n.mu.Unlock()
+	defer func() {
+		n.stopController()
+		n.mu.Lock()
+		n.zk = nil
+		n.status = noController
+		n.mu.Unlock()
+	}()
+	reg := brokerZNode{Version: 5, JmxPort: -1, Rack: n.cfg.Rack,
+		Features: map[string]featureRange{}}
+	for _, e := range n.cfg.Endpoints {
+		reg.Endpoints = append(reg.Endpoints, endpoint(e))
+	}
+	member := &zkMember{
+		zk:           zk,
+		brokerID:     n.cfg.BrokerID,
+		registration: reg,
+		nowMs:        func() int64 { return n.cfg.Now().UnixMilli() },
+		newClusterID: newClusterID,
+		retryBackoff: time.Second,
+		log:          n.log,
+		onRegistered: func(clusterID string, epoch int64) {
+			n.mu.Lock()
+			n.clusterID, n.brokerEpoch = clusterID, epoch
+			n.mu.Unlock()
+		},
+		onController: func(s controllerStatus) { n.onController(zk, s) },
+	}
+	tickCtx, stopTicks := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); n.propagateIsrChanges(tickCtx) }()
+	go func() { defer wg.Done(); n.checkLeaderImbalance(tickCtx) }()
+	err := member.run(ctx)
+	stopTicks()
+	wg.Wait()
+	return err
+}
+
+// onController starts or stops the controller as the election says. It is
+// called on the member loop's goroutine.
+func (n *Node) onController(zk zkClient, s controllerStatus) {
+	n.mu.Lock()
+	n.status = s
+	same := n.active != nil && n.active.epoch == s.Epoch
+	n.mu.Unlock()
+	if s.IsController && same {
+		return
+	}
+	n.stopController()
+	if !s.IsController {
+		return
+	}
+	ch := n.cfg.BrokerChannel
+	var kch *kgoBrokerChannel
+	if ch == nil {
+		kch = newKgoBrokerChannel(n.cfg.BrokerID)
+		ch = kch
+	}
+	c := newKafkaController(zk, controllerConfig{
+		brokerID:              n.cfg.BrokerID,
+		interBrokerListener:   n.cfg.InterBrokerListener,
+		uncleanLeaderElection: n.cfg.UncleanLeaderElectionEnable,
+		autoLeaderRebalance:   n.cfg.AutoLeaderRebalanceEnable,
+		imbalancePerBrokerPct: n.cfg.LeaderImbalancePerBrokerPercentage,
+		newTopicID:            newTopicID,
+	}, s, ch, false, n.log, n.metrics)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	n.mu.Lock()
+	n.active, n.stopActive, n.activeDone = c, cancel, done
+	n.mu.Unlock()
+	go func() {
+		defer close(done)
+		err := c.run(ctx)
+		if kch != nil {
+			kch.close()
+		}
+		n.mu.Lock()
+		if n.active == c {
+			n.active = nil
+		}
+		n.mu.Unlock()
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		n.log.Warn("controller resigning", "broker", n.cfg.BrokerID, "epoch", c.epoch, "err", err)
+		if errors.Is(err, errControllerMoved) || errors.Is(err, errSessionLost) {
+			// Another controller exists, or the session is gone: the
+			// member loop sees it through its /controller watch.
+			return
+		}
+		// Delete /controller so that the election runs again.
+		if rerr := resignController(zk, c.epochZkVersion); rerr != nil {
+			n.log.Warn("resigning controller", "err", rerr)
+		}
+	}()
+}
+
+func (n *Node) stopController() {
+	n.mu.Lock()
+	cancel, done := n.stopActive, n.activeDone
+	n.active, n.stopActive, n.activeDone = nil, nil, nil
+	n.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+func (n *Node) controller() (*kafkaController, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.active == nil {
+		return nil, errNotController
+	}
+	return n.active, nil
+}
+
+func (n *Node) client() (zkClient, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.zk == nil {
+		return nil, ErrNotConnected
+	}
+	return n.zk, nil
+}
+
+// ControllerID is the active controller's broker id, -1 if unknown.
+func (n *Node) ControllerID() int32 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.status.ControllerID
+}
+
+// IsController reports whether this broker is the active controller.
+func (n *Node) IsController() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.status.IsController && n.active != nil
+}
+
+// ControllerEpoch is this broker's controller epoch while it is the
+// controller, else 0.
+func (n *Node) ControllerEpoch() int32 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.status.IsController {
+		return 0
+	}
+	return n.status.Epoch
+}
+
+// ClusterID is /cluster/id, "" before registration.
+func (n *Node) ClusterID() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.clusterID
+}
+
+// BrokerEpoch is the czxid of this broker's current registration (KIP-380),
+// -1 before registration. It goes into ControlledShutdown requests.
+func (n *Node) BrokerEpoch() int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.brokerEpoch
+}
+
+// ControlledShutdown is the controller's side of ControlledShutdown: it
+// returns the partitions the broker still leads; the broker retries until
+// none is left.
+func (n *Node) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error) {
+	c, err := n.controller()
+	if err != nil {
+		return nil, err
+	}
+	var out []TopicPartition
+	err = c.call(ctx, "ControlledShutdown", func() error {
+		var err error
+		out, err = c.controlledShutdown(brokerID, brokerEpoch)
+		return err
+	})
+	return out, err
+}
+
+// ElectLeaders runs preferred or unclean elections (KIP-460); partitions
+// nil means all. Each partition maps to nil or its error (kerr or
+// *KafkaError).
+func (n *Node) ElectLeaders(ctx context.Context, typ ElectionType, partitions []TopicPartition) (map[TopicPartition]error, error) {
+	c, err := n.controller()
+	if err != nil {
+		return nil, err
+	}
+	var out map[TopicPartition]error
+	err = c.call(ctx, "ElectLeaders", func() error {
+		var err error
+		out, err = c.electLeadersAPI(typ, partitions)
+		return err
+	})
+	return out, err
+}
+
+// AlterPartitionReassignments starts (target replicas) or cancels (nil)
+// reassignments (KIP-455). Each partition maps to nil or its error.
+func (n *Node) AlterPartitionReassignments(ctx context.Context, reassignments map[TopicPartition][]int32) (map[TopicPartition]error, error) {
+	c, err := n.controller()
+	if err != nil {
+		return nil, err
+	}
+	out := map[TopicPartition]error{}
+	err = c.call(ctx, "AlterPartitionReassignments", func() error {
+		for _, tp := range sortedTopicPartitions(reassignments) {
+			e := c.alterPartitionReassignment(topicPartition(tp), reassignments[tp])
+			if isFatalZKError(e) {
+				return e
+			}
+			out[tp] = e
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ListPartitionReassignments lists ongoing reassignments; partitions nil
+// means all.
+func (n *Node) ListPartitionReassignments(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]OngoingReassignment, error) {
+	c, err := n.controller()
+	if err != nil {
+		return nil, err
+	}
+	var out map[TopicPartition]OngoingReassignment
+	err = c.call(ctx, "ListPartitionReassignments", func() error {
+		out = c.listReassignments(partitions)
+		return nil
+	})
+	return out, err
+}
+
+func sortedTopicPartitions[V any](m map[TopicPartition]V) []TopicPartition {
+	tps := make([]topicPartition, 0, len(m))
+	for tp := range m {
+		tps = append(tps, topicPartition(tp))
+	}
+	sortPartitions(tps)
+	out := make([]TopicPartition, len(tps))
+	for i, tp := range tps {
+		out[i] = TopicPartition(tp)
+	}
+	return out
+}
+
+// checkLeaderImbalance turns leader-imbalance ticks into controller events.
+func (n *Node) checkLeaderImbalance(ctx context.Context) {
+	if !n.cfg.AutoLeaderRebalanceEnable {
+		return
+	}
+	ticks := n.cfg.LeaderImbalanceTicks
+	if ticks == nil {
+		// Kafka checks first 5 s after failover, then every interval.
+		t := make(chan time.Time)
+		go func() {
+			first := time.NewTimer(5 * time.Second)
+			defer first.Stop()
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-first.C:
+				select {
+				case t <- now:
+				case <-ctx.Done():
+					return
+				}
+			}
+			tk := time.NewTicker(n.cfg.LeaderImbalanceCheckInterval)
+			defer tk.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case now := <-tk.C:
+					select {
+					case t <- now:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+		}()
+		ticks = t
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+			if c, err := n.controller(); err == nil {
+				c.enqueue(ctlEvent{"AutoPreferredReplicaLeaderElection", c.processAutoPreferredReplicaLeaderElection})
+			}
+		}
+	}
+}

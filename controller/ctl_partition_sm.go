@@ -1,0 +1,338 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// maxStateWriteRounds bounds the read–decide–write loop of §2.6. Kafka
+// loops until no partition conflicts; a leader rewriting the ISR can cause
+// a conflict or two, never an endless stream, so a partition that still
+// conflicts after this many rounds is failed (and retried by the next
+// event that touches it).
+const maxStateWriteRounds = 10
+
+// readLeadership reads a state znode from ZooKeeper. ok is false when it
+// does not exist.
+func (c *kafkaController) readLeadership(tp topicPartition) (st partitionLeadership, ok bool, err error) {
+	data, stat, err := c.zk.Get(partitionStatePath(tp.Topic, tp.Partition))
+	if errors.Is(err, errNoNode) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, err
+	}
+	z, err := decodePartitionStateZNode(data)
+	if err != nil {
+		return st, false, err
+	}
+	return leadershipFromZNode(z, stat.Version), true, nil
+}
+
+func leadershipFromZNode(z partitionStateZNode, version int32) partitionLeadership {
+	return partitionLeadership{
+		leaderAndIsr: leaderAndIsr{
+			Leader:              z.Leader,
+			LeaderEpoch:         z.LeaderEpoch,
+			ISR:                 z.ISR,
+			LeaderRecoveryState: z.LeaderRecoveryState,
+			PartitionEpoch:      version,
+		},
+		ControllerEpoch: z.ControllerEpoch,
+	}
+}
+
+func (st partitionLeadership) znode() partitionStateZNode {
+	return partitionStateZNode{
+		Leader:              st.Leader,
+		LeaderEpoch:         st.LeaderEpoch,
+		ISR:                 st.ISR,
+		ControllerEpoch:     st.ControllerEpoch,
+		LeaderRecoveryState: st.LeaderRecoveryState,
+	}
+}
+
+// decision is what a strategy wants for one partition. change false:
+// nothing to write. err: the partition fails (it keeps its state).
+type decision struct {
+	change     bool
+	next       leaderAndIsr
+	recipients []int32
+	err        error
+}
+
+// errWrittenByNewerController: a state znode carries a controller epoch
+// above ours, so a newer controller has decided; we keep out (§2.6).
+var errWrittenByNewerController = errors.New("partition state written by a newer controller")
+
+// updateLeadership is §2.6: for each partition re-read the state znode,
+// decide, write conditionally on the version read (fenced by our epoch),
+// and redo the partitions whose write met a concurrent change. Successful
+// writes update the context and queue LeaderAndIsr to the decision's
+// recipients (plus UpdateMetadata to all). Returns per-partition failures;
+// the error is fatal (controller moved, session lost).
+func (c *kafkaController) updateLeadership(b *requestBatch, tps []topicPartition, decide func(tp topicPartition, cur partitionLeadership) decision) (map[topicPartition]error, error) {
+	failed := map[topicPartition]error{}
+	remaining := tps
+	for round := 0; len(remaining) > 0; round++ {
+		if round == maxStateWriteRounds {
+			for _, tp := range remaining {
+				failed[tp] = fmt.Errorf("state of %s-%d keeps changing: %w", tp.Topic, tp.Partition, errBadVersion)
+			}
+			break
+		}
+		var retry []topicPartition
+		for _, tp := range remaining {
+			cur, ok, err := c.readLeadership(tp)
+			if err != nil {
+				if isFatalZKError(err) {
+					return failed, err
+				}
+				failed[tp] = err
+				continue
+			}
+			if !ok {
+				failed[tp] = fmt.Errorf("no state znode for %s-%d", tp.Topic, tp.Partition)
+				continue
+			}
+			if cur.ControllerEpoch > c.epoch {
+				failed[tp] = errWrittenByNewerController
+				continue
+			}
+			// The cache follows ZooKeeper, whatever we decide.
+			c.ctx.leadership[tp] = cur
+			d := decide(tp, cur)
+			if d.err != nil {
+				failed[tp] = d.err
+				continue
+			}
+			if !d.change {
+				continue
+			}
+			next := partitionLeadership{leaderAndIsr: d.next, ControllerEpoch: c.epoch}
+			res, err := controllerWrite(c.zk, c.epochZkVersion, &opSet{
+				Path:    partitionStatePath(tp.Topic, tp.Partition),
+				Data:    next.znode().encode(),
+				Version: cur.PartitionEpoch,
+			})
+			switch {
+			case errors.Is(err, errBadVersion):
+				retry = append(retry, tp)
+				continue
+			case err != nil && isFatalZKError(err):
+				return failed, err
+			case err != nil:
+				failed[tp] = err
+				continue
+			}
+			next.PartitionEpoch = res[0].Stat.Version
+			c.ctx.leadership[tp] = next
+			a, _ := c.ctx.assignment(tp)
+			if next.Leader != noLeader && c.ctx.isLive(next.Leader) {
+				c.ctx.states[tp] = partitionOnline
+			} else {
+				c.ctx.states[tp] = partitionOffline
+			}
+			if !c.ctx.topicsToDelete[tp.Topic] {
+				b.addLeaderAndIsr(d.recipients, tp, next, a, false)
+			}
+		}
+		remaining = retry
+	}
+	return failed, nil
+}
+
+func isFatalZKError(err error) bool {
+	return errors.Is(err, errControllerMoved) || errors.Is(err, errSessionExpired) ||
+		errors.Is(err, errConnectionClosed) || errors.Is(err, errSessionLost)
+}
+
+// electionKind is one of the strategies of §2.5.
+type electionKind int
+
+const (
+	offlineElection electionKind = iota
+	reassignElection
+	preferredElection
+	controlledShutdownElection
+)
+
+// errNoEligibleLeader: the strategy found no replica to lead. Its Kafka
+// code depends on the API that asked (ElectLeaders reports
+// PREFERRED_LEADER_NOT_AVAILABLE or ELIGIBLE_LEADERS_NOT_AVAILABLE).
+var errNoEligibleLeader = errors.New("no eligible leader")
+
+// electLeaders moves partitions to Online with the strategy (Kafka's
+// PartitionStateMachine.electLeaderForPartitions). adminUnclean is an
+// UNCLEAN ElectLeaders: unclean election allowed whatever the topic says.
+func (c *kafkaController) electLeaders(b *requestBatch, tps []topicPartition, kind electionKind, adminUnclean bool) (map[topicPartition]error, error) {
+	return c.updateLeadership(b, tps, func(tp topicPartition, cur partitionLeadership) decision {
+		a, ok := c.ctx.assignment(tp)
+		if !ok {
+			return decision{err: kerr.UnknownTopicOrPartition}
+		}
+		l := c.ctx.liveness(tp)
+		var res electionResult
+		switch kind {
+		case offlineElection:
+			allow := adminUnclean
+			if !allow && !hasLiveISRMember(cur.ISR, l) {
+				var err error
+				if allow, err = c.uncleanLeaderElectionEnabled(tp.Topic); err != nil {
+					return decision{err: err}
+				}
+			}
+			res = electOffline(a.Replicas, cur.leaderAndIsr, l, allow, false)
+			if res.Unclean {
+				c.log.Warn("unclean leader election: committed data may be lost", "topic", tp.Topic, "partition", tp.Partition, "leader", res.New.Leader)
+			}
+		case reassignElection:
+			res = electReassign(a.targetReplicas(), cur.leaderAndIsr, l)
+		case preferredElection:
+			res = electPreferred(a.Replicas, cur.leaderAndIsr, l)
+		case controlledShutdownElection:
+			res = electControlledShutdown(a.Replicas, cur.leaderAndIsr, l)
+		}
+		if !res.Elected {
+			return decision{err: errNoEligibleLeader}
+		}
+		return decision{change: true, next: res.New, recipients: res.Recipients}
+	})
+}
+
+func hasLiveISRMember(isr []int32, l liveness) bool {
+	return slices.ContainsFunc(isr, func(r int32) bool { return l.online(r, false) })
+}
+
+// uncleanLeaderElectionEnabled is the topic's effective
+// unclean.leader.election.enable: its override in /config/topics/<t>, else
+// the broker default. Read from ZooKeeper at election time, as Kafka does.
+func (c *kafkaController) uncleanLeaderElectionEnabled(topic string) (bool, error) {
+	data, _, err := c.zk.Get(configEntityPath(configTypeTopic, topic))
+	if errors.Is(err, errNoNode) {
+		return c.cfg.uncleanLeaderElection, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	cfg, err := decodeConfigZNode(data)
+	if err != nil {
+		return false, err
+	}
+	switch v := cfg["unclean.leader.election.enable"]; v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return c.cfg.uncleanLeaderElection, nil
+}
+
+// initializePartitions is New → Online for partitions without a state
+// znode: leader the first live replica, ISR the live replicas, epoch 0;
+// the state znode is created (fenced), LeaderAndIsr with IsNew goes to the
+// ISR. A partition without a live replica stays New. A state znode that
+// already exists (left by an earlier controller) is adopted instead.
+func (c *kafkaController) initializePartitions(b *requestBatch, tps []topicPartition) error {
+	for _, tp := range tps {
+		a, ok := c.ctx.assignment(tp)
+		if !ok {
+			continue
+		}
+		init, ok := initialLeaderAndIsr(a.Replicas, c.ctx.liveness(tp))
+		if !ok {
+			c.ctx.states[tp] = partitionNew
+			c.log.Warn("new partition has no live replica, it stays offline", "topic", tp.Topic, "partition", tp.Partition)
+			continue
+		}
+		st := partitionLeadership{leaderAndIsr: init, ControllerEpoch: c.epoch}
+		if err := createRecursive(c.zk, topicPartitionPath(tp.Topic, tp.Partition)); err != nil {
+			if isFatalZKError(err) {
+				return err
+			}
+			c.log.Error("creating partition path", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+			continue
+		}
+		res, err := controllerWrite(c.zk, c.epochZkVersion, &opCreate{
+			Path: partitionStatePath(tp.Topic, tp.Partition),
+			Data: st.znode().encode(),
+			Mode: modePersistent,
+		})
+		if errors.Is(err, errNodeExists) {
+			existing, ok, rerr := c.readLeadership(tp)
+			if rerr != nil || !ok {
+				c.log.Error("reading existing partition state", "topic", tp.Topic, "partition", tp.Partition, "err", rerr)
+				continue
+			}
+			c.ctx.leadership[tp] = existing
+			c.ctx.states[tp] = partitionOffline
+			continue
+		}
+		if err != nil {
+			if isFatalZKError(err) {
+				return err
+			}
+			c.log.Error("creating partition state", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+			continue
+		}
+		_ = res
+		st.PartitionEpoch = 0
+		c.ctx.leadership[tp] = st
+		c.ctx.states[tp] = partitionOnline
+		b.addLeaderAndIsr(st.ISR, tp, st, a, true)
+	}
+	return nil
+}
+
+// triggerOnlinePartitionStateChange elects leaders for every New or
+// Offline partition of topics not being deleted (Kafka's
+// triggerOnlinePartitionStateChange).
+func (c *kafkaController) triggerOnlinePartitionStateChange(b *requestBatch) error {
+	var fresh, offline []topicPartition
+	for _, tp := range c.ctx.allPartitions() {
+		if c.ctx.topicsToDelete[tp.Topic] {
+			continue
+		}
+		switch c.ctx.states[tp] {
+		case partitionNew, partitionNonExistent:
+			if _, ok := c.ctx.leadership[tp]; ok {
+				offline = append(offline, tp)
+			} else {
+				fresh = append(fresh, tp)
+			}
+		case partitionOffline:
+			offline = append(offline, tp)
+		}
+	}
+	if err := c.initializePartitions(b, fresh); err != nil {
+		return err
+	}
+	// Partitions adopted from an existing state znode went Offline above.
+	for _, tp := range fresh {
+		if c.ctx.states[tp] == partitionOffline {
+			offline = append(offline, tp)
+		}
+	}
+	failed, err := c.electLeaders(b, offline, offlineElection, false)
+	for tp, e := range failed {
+		c.log.Warn("partition stays offline", "topic", tp.Topic, "partition", tp.Partition, "err", e)
+	}
+	return err
+}
+
+// refreshPartitionState marks a partition Online or Offline from its
+// cached leadership.
+func (c *kafkaController) refreshPartitionState(tp topicPartition) {
+	st, ok := c.ctx.leadership[tp]
+	switch {
+	case !ok:
+		c.ctx.states[tp] = partitionNew
+	case st.Leader != noLeader && c.ctx.isLive(st.Leader) && !c.ctx.offlineReplicas[tp][st.Leader]:
+		c.ctx.states[tp] = partitionOnline
+	default:
+		c.ctx.states[tp] = partitionOffline
+	}
+}

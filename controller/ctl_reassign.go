@@ -1,0 +1,210 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Partition reassignment, KIP-455 (Kafka 2.4+): with ORS the original
+// replicas and TRS the target, the assignment becomes RS = TRS ∪ ORS with
+// adding_replicas = TRS − ORS and removing_replicas = ORS − TRS, written to
+// /brokers/topics/<t>. The new replicas catch up; once every TRS member is
+// in the ISR (the leader announces it through /isr_change_notification) a
+// leader is chosen in TRS, the ORS − TRS replicas are stopped, removed from
+// the ISR and deleted, and the assignment becomes TRS.
+
+// onPartitionReassignment starts, continues or completes a reassignment to
+// target.
+func (c *kafkaController) onPartitionReassignment(tp topicPartition, target []int32) error {
+	cur, ok := c.ctx.assignment(tp)
+	if !ok {
+		return kerr.UnknownTopicOrPartition
+	}
+	origin := cur.Replicas
+	if cur.isBeingReassigned() {
+		origin = cur.originReplicas()
+	}
+	next := replicaAssignment{
+		Replicas: distinct(append(slices.Clone(target), origin...)),
+		Adding:   without(target, origin),
+		Removing: without(origin, target),
+	}
+	if !next.isBeingReassigned() {
+		next = replicaAssignment{Replicas: slices.Clone(target)}
+	}
+	b := newRequestBatch(c.ctx)
+	// Replicas a superseded reassignment was adding and this one does not
+	// want are stopped and deleted.
+	for _, r := range without(cur.Adding, next.Replicas) {
+		if err := c.replicasOffline(b, r, []topicPartition{tp}); err != nil {
+			return err
+		}
+		b.addStopReplica([]int32{r}, tp, true, -1)
+	}
+	if !slices.Equal(next.Replicas, cur.Replicas) || !slices.Equal(next.Adding, cur.Adding) || !slices.Equal(next.Removing, cur.Removing) {
+		c.ctx.setAssignment(tp, next)
+		if err := c.writeTopicAssignment(tp.Topic); err != nil {
+			return err
+		}
+	}
+	complete, err := c.reassignmentComplete(tp, target)
+	if err != nil {
+		return err
+	}
+	if !complete {
+		// Phase A: everyone in RS learns the new replica set (with a
+		// bumped leader epoch); the adding replicas start following.
+		if err := c.bumpLeaderEpoch(b, tp, next.Replicas); err != nil {
+			return err
+		}
+		c.sendBatch(b)
+		return nil
+	}
+	// Phase B: the assignment becomes TRS.
+	removing := next.Removing
+	done := replicaAssignment{Replicas: slices.Clone(target)}
+	c.ctx.setAssignment(tp, done)
+	st := c.ctx.leadership[tp]
+	if !slices.Contains(target, st.Leader) || !c.ctx.isLive(st.Leader) {
+		failed, err := c.electLeaders(b, []topicPartition{tp}, reassignElection, false)
+		if err != nil {
+			return err
+		}
+		if e := failed[tp]; e != nil {
+			c.log.Warn("reassignment could not elect a leader in the target replicas", "topic", tp.Topic, "partition", tp.Partition, "err", e)
+		}
+	} else if err := c.bumpLeaderEpoch(b, tp, target); err != nil {
+		return err
+	}
+	for _, r := range removing {
+		if err := c.replicasOffline(b, r, []topicPartition{tp}); err != nil {
+			return err
+		}
+		b.addStopReplica([]int32{r}, tp, true, -1)
+	}
+	if err := c.writeTopicAssignment(tp.Topic); err != nil {
+		return err
+	}
+	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), []topicPartition{tp})
+	c.sendBatch(b)
+	c.log.Info("reassignment completed", "topic", tp.Topic, "partition", tp.Partition, "replicas", target)
+	return c.resumeDeletions()
+}
+
+// reassignmentComplete: every target replica is in the ISR, read afresh.
+func (c *kafkaController) reassignmentComplete(tp topicPartition, target []int32) (bool, error) {
+	st, ok, err := c.readLeadership(tp)
+	if err != nil || !ok {
+		return false, err
+	}
+	c.ctx.leadership[tp] = st
+	for _, r := range target {
+		if !slices.Contains(st.ISR, r) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// bumpLeaderEpoch is Kafka's updateLeaderEpochAndSendRequest: same leader
+// and ISR, leader epoch + 1, so that replicas apply the new replica set.
+func (c *kafkaController) bumpLeaderEpoch(b *requestBatch, tp topicPartition, recipients []int32) error {
+	failed, err := c.updateLeadership(b, []topicPartition{tp}, func(_ topicPartition, cur partitionLeadership) decision {
+		return decision{change: true, next: cur.next(cur.Leader, slices.Clone(cur.ISR), cur.LeaderRecoveryState), recipients: recipients}
+	})
+	if e := failed[tp]; e != nil {
+		c.log.Warn("could not bump leader epoch for reassignment", "topic", tp.Topic, "partition", tp.Partition, "err", e)
+	}
+	return err
+}
+
+// writeTopicAssignment writes the context's assignment of topic, fenced.
+func (c *kafkaController) writeTopicAssignment(topic string) error {
+	_, err := controllerWrite(c.zk, c.epochZkVersion, &opSet{Path: topicPath(topic), Data: c.topicZNodeOf(topic).encode(), Version: -1})
+	if err != nil {
+		return fmt.Errorf("writing assignment of %s: %w", topic, err)
+	}
+	return nil
+}
+
+// resumeReassignments continues every reassignment recorded in the topic
+// znodes (failover, broker start-up).
+func (c *kafkaController) resumeReassignments() error {
+	for _, tp := range c.ctx.allPartitions() {
+		a, _ := c.ctx.assignment(tp)
+		if !a.isBeingReassigned() || c.ctx.topicsToDelete[tp.Topic] {
+			continue
+		}
+		if err := c.onPartitionReassignment(tp, a.targetReplicas()); err != nil {
+			if isFatalZKError(err) {
+				return err
+			}
+			c.log.Warn("resuming reassignment", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+		}
+	}
+	return nil
+}
+
+// alterPartitionReassignment validates and starts one reassignment (target
+// nil: cancel), returning the partition's error as Kafka reports it.
+func (c *kafkaController) alterPartitionReassignment(tp topicPartition, target []int32) error {
+	a, ok := c.ctx.assignment(tp)
+	if !ok || c.ctx.topicsToDelete[tp.Topic] {
+		return &kafkaError{kerr.UnknownTopicOrPartition, "The partition does not exist."}
+	}
+	if target == nil {
+		if !a.isBeingReassigned() {
+			return &kafkaError{kerr.NoReassignmentInProgress, "No reassignment in progress for this partition."}
+		}
+		return c.onPartitionReassignment(tp, a.originReplicas())
+	}
+	if len(target) == 0 {
+		return &kafkaError{kerr.InvalidReplicaAssignment, "The replica list cannot be empty."}
+	}
+	if len(distinct(target)) != len(target) {
+		return &kafkaError{kerr.InvalidReplicaAssignment, "The replica list cannot contain duplicates."}
+	}
+	for _, r := range target {
+		if !c.ctx.isLive(r) {
+			return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf(
+				"Replica assignment has brokers that are not alive. Replica list: %v, live broker list: %v", target, c.ctx.liveBrokerIDs())}
+		}
+	}
+	return c.onPartitionReassignment(tp, target)
+}
+
+// OngoingReassignment is one partition being reassigned, as
+// ListPartitionReassignments reports it.
+type OngoingReassignment struct {
+	Replicas         []int32
+	AddingReplicas   []int32
+	RemovingReplicas []int32
+}
+
+func (c *kafkaController) listReassignments(filter []TopicPartition) map[TopicPartition]OngoingReassignment {
+	out := map[TopicPartition]OngoingReassignment{}
+	for _, tp := range c.ctx.allPartitions() {
+		a, _ := c.ctx.assignment(tp)
+		if !a.isBeingReassigned() {
+			continue
+		}
+		key := TopicPartition(tp)
+		if filter != nil && !slices.Contains(filter, key) {
+			continue
+		}
+		out[key] = OngoingReassignment{slices.Clone(a.Replicas), slices.Clone(a.Adding), slices.Clone(a.Removing)}
+	}
+	return out
+}
+
+func distinct(rs []int32) []int32 {
+	out := []int32{}
+	for _, r := range rs {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

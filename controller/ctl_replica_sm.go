@@ -1,0 +1,58 @@
+package controller
+
+import (
+	"slices"
+)
+
+// Replica state transitions (Kafka's ReplicaStateMachine, reference §2.4).
+// Only the transitions that send requests or write ZooKeeper are modelled;
+// the replica states themselves follow from the context.
+
+// replicasOnline is → OnlineReplica: each partition's current state goes to
+// broker in a LeaderAndIsr. Partitions without a state znode yet (New) get
+// theirs when they are initialized.
+func (c *kafkaController) replicasOnline(b *requestBatch, broker int32, tps []topicPartition) {
+	for _, tp := range tps {
+		if c.ctx.topicsToDelete[tp.Topic] {
+			continue
+		}
+		st, ok := c.ctx.leadership[tp]
+		a, known := c.ctx.assignment(tp)
+		if !ok || !known {
+			continue
+		}
+		b.addLeaderAndIsr([]int32{broker}, tp, st, a, false)
+	}
+}
+
+// replicasOffline is → OfflineReplica: StopReplica (no delete) to the
+// broker if it can still hear it (controlled shutdown), then the replica
+// leaves the ISRs (removeReplicasFromIsr): the leader becomes -1 if it
+// led, the ISR keeps its last member, the leader epoch is bumped, and the
+// other replicas get a LeaderAndIsr.
+func (c *kafkaController) replicasOffline(b *requestBatch, broker int32, tps []topicPartition) error {
+	for _, tp := range tps {
+		epoch := int32(-1)
+		if st, ok := c.ctx.leadership[tp]; ok {
+			epoch = st.LeaderEpoch
+		}
+		b.addStopReplica([]int32{broker}, tp, false, epoch)
+	}
+	return c.removeReplicaFromIsr(b, broker, tps)
+}
+
+func (c *kafkaController) removeReplicaFromIsr(b *requestBatch, broker int32, tps []topicPartition) error {
+	failed, err := c.updateLeadership(b, tps, func(tp topicPartition, cur partitionLeadership) decision {
+		next, changed := removeFromIsr(cur.leaderAndIsr, broker)
+		if !changed {
+			return decision{}
+		}
+		a, _ := c.ctx.assignment(tp)
+		recipients := slices.DeleteFunc(slices.Clone(a.Replicas), func(r int32) bool { return r == broker })
+		return decision{change: true, next: next, recipients: recipients}
+	})
+	for tp, e := range failed {
+		c.log.Warn("could not remove replica from ISR", "topic", tp.Topic, "partition", tp.Partition, "replica", broker, "err", e)
+	}
+	return err
+}

@@ -1,0 +1,318 @@
+package controller
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Versions Kafka 3.9 at IBP 3.4+ sends (reference §2.13); kgo lowers them
+// to what the receiving broker advertises.
+const (
+	leaderAndIsrVersion   int16 = 7
+	updateMetadataVersion int16 = 8
+	stopReplicaVersion    int16 = 4
+)
+
+// leaderDuringDelete is the leader UpdateMetadata carries for a topic
+// being deleted (LeaderAndIsr.LeaderDuringDelete): brokers drop it from
+// their metadata cache.
+const leaderDuringDelete int32 = -2
+
+// leaderEpochDuringDelete is StopReplica's leader epoch for a deletion.
+const leaderEpochDuringDelete int32 = -2
+
+type laiEntry struct {
+	state      partitionLeadership
+	assignment replicaAssignment
+	isNew      bool
+}
+
+type stopReplicaEntry struct {
+	delete      bool
+	leaderEpoch int32
+}
+
+// requestBatch is Kafka's ControllerBrokerRequestBatch: one decision's
+// requests, collected per broker and sent as LeaderAndIsr, then
+// UpdateMetadata, then StopReplica. Requests for brokers that are not live
+// are dropped when added, as Kafka does.
+type requestBatch struct {
+	ctx          *controllerContext
+	lai          map[int32]map[topicPartition]laiEntry
+	umBrokers    map[int32]bool
+	umPartitions map[int32]map[topicPartition]bool
+	stop         map[int32]map[topicPartition]stopReplicaEntry
+}
+
+func newRequestBatch(ctx *controllerContext) *requestBatch {
+	return &requestBatch{
+		ctx:          ctx,
+		lai:          map[int32]map[topicPartition]laiEntry{},
+		umBrokers:    map[int32]bool{},
+		umPartitions: map[int32]map[topicPartition]bool{},
+		stop:         map[int32]map[topicPartition]stopReplicaEntry{},
+	}
+}
+
+func (b *requestBatch) empty() bool {
+	return len(b.lai) == 0 && len(b.umBrokers) == 0 && len(b.stop) == 0
+}
+
+// addLeaderAndIsr queues the partition's state for brokers, and, as every
+// LeaderAndIsr does in Kafka, an UpdateMetadata of it to all live brokers.
+func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp topicPartition, st partitionLeadership, a replicaAssignment, isNew bool) {
+	for _, id := range brokers {
+		if !b.ctx.isLive(id) {
+			continue
+		}
+		m := b.lai[id]
+		if m == nil {
+			m = map[topicPartition]laiEntry{}
+			b.lai[id] = m
+		}
+		// A new partition stays new if queued twice in one batch.
+		if old, ok := m[tp]; ok && old.isNew {
+			isNew = true
+		}
+		m[tp] = laiEntry{state: st, assignment: a, isNew: isNew}
+	}
+	b.addUpdateMetadata(b.ctx.liveBrokerIDs(), []topicPartition{tp})
+}
+
+// addUpdateMetadata queues UpdateMetadata for brokers carrying the live
+// brokers and the given partitions' current states (none: brokers only).
+func (b *requestBatch) addUpdateMetadata(brokers []int32, partitions []topicPartition) {
+	for _, id := range brokers {
+		if !b.ctx.isLive(id) {
+			continue
+		}
+		b.umBrokers[id] = true
+		m := b.umPartitions[id]
+		if m == nil {
+			m = map[topicPartition]bool{}
+			b.umPartitions[id] = m
+		}
+		for _, tp := range partitions {
+			m[tp] = true
+		}
+	}
+}
+
+func (b *requestBatch) addStopReplica(brokers []int32, tp topicPartition, deletePartition bool, leaderEpoch int32) {
+	for _, id := range brokers {
+		if !b.ctx.isLive(id) {
+			continue
+		}
+		m := b.stop[id]
+		if m == nil {
+			m = map[topicPartition]stopReplicaEntry{}
+			b.stop[id] = m
+		}
+		// A delete already queued wins over a plain stop.
+		if old, ok := m[tp]; ok && old.delete {
+			deletePartition = true
+		}
+		m[tp] = stopReplicaEntry{delete: deletePartition, leaderEpoch: leaderEpoch}
+	}
+}
+
+// controllerIdentity is what every controller request carries.
+type controllerIdentity struct {
+	ID    int32
+	Epoch int32
+}
+
+// outgoing is one request for one broker, in send order.
+type outgoing struct {
+	broker int32
+	req    kmsg.Request
+}
+
+// build turns the batch into requests: per broker, LeaderAndIsr then
+// UpdateMetadata then StopReplica, brokers in id order.
+func (b *requestBatch) build(ci controllerIdentity, interBrokerListener string) []outgoing {
+	var out []outgoing
+	for _, id := range b.ctx.liveBrokerIDs() {
+		if m := b.lai[id]; len(m) > 0 {
+			out = append(out, outgoing{id, b.leaderAndIsrRequest(ci, id, m, interBrokerListener)})
+		}
+	}
+	for _, id := range b.ctx.liveBrokerIDs() {
+		if b.umBrokers[id] {
+			out = append(out, outgoing{id, b.updateMetadataRequest(ci, id, b.umPartitions[id])})
+		}
+	}
+	for _, id := range b.ctx.liveBrokerIDs() {
+		if m := b.stop[id]; len(m) > 0 {
+			out = append(out, outgoing{id, b.stopReplicaRequest(ci, id, m)})
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[topicPartition]V) []topicPartition {
+	tps := make([]topicPartition, 0, len(m))
+	for tp := range m {
+		tps = append(tps, tp)
+	}
+	sortPartitions(tps)
+	return tps
+}
+
+func orEmpty(rs []int32) []int32 {
+	if rs == nil {
+		return []int32{}
+	}
+	return slices.Clone(rs)
+}
+
+func (b *requestBatch) leaderAndIsrRequest(ci controllerIdentity, broker int32, m map[topicPartition]laiEntry, listener string) *kmsg.LeaderAndISRRequest {
+	req := kmsg.NewPtrLeaderAndISRRequest()
+	req.Version = leaderAndIsrVersion
+	req.ControllerID = ci.ID
+	req.ControllerEpoch = ci.Epoch
+	req.BrokerEpoch = b.ctx.brokers[broker].Epoch
+	leaders := map[int32]bool{}
+	for _, tp := range sortedKeys(m) {
+		e := m[tp]
+		if n := len(req.TopicStates); n == 0 || req.TopicStates[n-1].Topic != tp.Topic {
+			ts := kmsg.NewLeaderAndISRRequestTopicState()
+			ts.Topic = tp.Topic
+			ts.TopicID = b.ctx.topicIDs[tp.Topic]
+			req.TopicStates = append(req.TopicStates, ts)
+		}
+		ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+		ps.Partition = tp.Partition
+		ps.ControllerEpoch = e.state.ControllerEpoch
+		ps.Leader = e.state.Leader
+		ps.LeaderEpoch = e.state.LeaderEpoch
+		ps.ISR = orEmpty(e.state.ISR)
+		ps.ZKVersion = e.state.PartitionEpoch
+		ps.Replicas = orEmpty(e.assignment.Replicas)
+		ps.AddingReplicas = orEmpty(e.assignment.Adding)
+		ps.RemovingReplicas = orEmpty(e.assignment.Removing)
+		ps.IsNew = e.isNew
+		ps.LeaderRecoveryState = e.state.LeaderRecoveryState
+		ts := &req.TopicStates[len(req.TopicStates)-1]
+		ts.PartitionStates = append(ts.PartitionStates, ps)
+		if e.state.Leader >= 0 {
+			leaders[e.state.Leader] = true
+		}
+	}
+	// LiveLeaders: the leaders named above that are live, with their
+	// inter-broker endpoint.
+	for _, id := range b.ctx.liveBrokerIDs() {
+		if !leaders[id] {
+			continue
+		}
+		if ep, ok := listenerEndpoint(b.ctx.brokers[id].Reg, listener); ok {
+			ll := kmsg.NewLeaderAndISRRequestLiveLeader()
+			ll.BrokerID, ll.Host, ll.Port = id, ep.Host, ep.Port
+			req.LiveLeaders = append(req.LiveLeaders, ll)
+		}
+	}
+	return req
+}
+
+func (b *requestBatch) updateMetadataRequest(ci controllerIdentity, broker int32, partitions map[topicPartition]bool) *kmsg.UpdateMetadataRequest {
+	req := kmsg.NewPtrUpdateMetadataRequest()
+	req.Version = updateMetadataVersion
+	req.ControllerID = ci.ID
+	req.ControllerEpoch = ci.Epoch
+	req.BrokerEpoch = b.ctx.brokers[broker].Epoch
+	for _, tp := range sortedKeys(partitions) {
+		st, ok := b.ctx.leadership[tp]
+		a, known := b.ctx.assignment(tp)
+		if !ok || !known {
+			continue
+		}
+		if n := len(req.TopicStates); n == 0 || req.TopicStates[n-1].Topic != tp.Topic {
+			ts := kmsg.NewUpdateMetadataRequestTopicState()
+			ts.Topic = tp.Topic
+			ts.TopicID = b.ctx.topicIDs[tp.Topic]
+			req.TopicStates = append(req.TopicStates, ts)
+		}
+		ps := kmsg.NewUpdateMetadataRequestTopicPartition()
+		ps.Partition = tp.Partition
+		ps.ControllerEpoch = st.ControllerEpoch
+		ps.Leader = st.Leader
+		if b.ctx.topicsToDelete[tp.Topic] {
+			ps.Leader = leaderDuringDelete
+		}
+		ps.LeaderEpoch = st.LeaderEpoch
+		ps.ISR = orEmpty(st.ISR)
+		ps.ZKVersion = st.PartitionEpoch
+		ps.Replicas = orEmpty(a.Replicas)
+		ps.OfflineReplicas = []int32{}
+		for _, r := range a.Replicas {
+			if !b.ctx.isLive(r) || b.ctx.offlineReplicas[tp][r] {
+				ps.OfflineReplicas = append(ps.OfflineReplicas, r)
+			}
+		}
+		ts := &req.TopicStates[len(req.TopicStates)-1]
+		ts.PartitionStates = append(ts.PartitionStates, ps)
+	}
+	for _, id := range b.ctx.liveBrokerIDs() {
+		reg := b.ctx.brokers[id].Reg
+		lb := kmsg.NewUpdateMetadataRequestLiveBroker()
+		lb.ID = id
+		for _, e := range reg.Endpoints {
+			ep := kmsg.NewUpdateMetadataRequestLiveBrokerEndpoint()
+			ep.Port, ep.Host, ep.ListenerName = e.Port, e.Host, e.Listener
+			ep.SecurityProtocol = securityProtocolID(e.SecurityProtocol)
+			lb.Endpoints = append(lb.Endpoints, ep)
+		}
+		if reg.Rack != "" {
+			rack := reg.Rack
+			lb.Rack = &rack
+		}
+		req.LiveBrokers = append(req.LiveBrokers, lb)
+	}
+	return req
+}
+
+func (b *requestBatch) stopReplicaRequest(ci controllerIdentity, broker int32, m map[topicPartition]stopReplicaEntry) *kmsg.StopReplicaRequest {
+	req := kmsg.NewPtrStopReplicaRequest()
+	req.Version = stopReplicaVersion
+	req.ControllerID = ci.ID
+	req.ControllerEpoch = ci.Epoch
+	req.BrokerEpoch = b.ctx.brokers[broker].Epoch
+	for _, tp := range sortedKeys(m) {
+		e := m[tp]
+		if n := len(req.Topics); n == 0 || req.Topics[n-1].Topic != tp.Topic {
+			t := kmsg.NewStopReplicaRequestTopic()
+			t.Topic = tp.Topic
+			req.Topics = append(req.Topics, t)
+		}
+		ps := kmsg.NewStopReplicaRequestTopicPartitionState()
+		ps.Partition = tp.Partition
+		ps.LeaderEpoch = e.leaderEpoch
+		ps.Delete = e.delete
+		t := &req.Topics[len(req.Topics)-1]
+		t.PartitionStates = append(t.PartitionStates, ps)
+	}
+	return req
+}
+
+// securityProtocolID is Kafka's SecurityProtocol id.
+func securityProtocolID(name string) int16 {
+	switch name {
+	case "SSL":
+		return 1
+	case "SASL_PLAINTEXT":
+		return 2
+	case "SASL_SSL":
+		return 3
+	}
+	return 0
+}
+
+func listenerEndpoint(reg brokerZNode, listener string) (endpoint, bool) {
+	for _, e := range reg.Endpoints {
+		if e.Listener == listener {
+			return e, true
+		}
+	}
+	return endpoint{}, false
+}

@@ -1,0 +1,77 @@
+package controller
+
+import "slices"
+
+// processTopicChange handles a child change of /brokers/topics: topics new
+// to the controller get their partitions created (New → Online), topics
+// gone (deletion completed elsewhere) leave the context.
+func (c *kafkaController) processTopicChange() error {
+	topics, err := c.childrenW(brokerTopicsPath, ctlEvent{"TopicChange", c.processTopicChange})
+	if err != nil {
+		return err
+	}
+	for t := range c.ctx.assignments {
+		if !slices.Contains(topics, t) {
+			c.ctx.removeTopic(t)
+		}
+	}
+	var created []topicPartition
+	for _, t := range topics {
+		if _, known := c.ctx.assignments[t]; known {
+			continue
+		}
+		if err := c.loadTopic(t); err != nil {
+			return err
+		}
+		created = append(created, c.ctx.partitionsOfTopic(t)...)
+	}
+	if len(created) == 0 {
+		return nil
+	}
+	c.log.Info("new topics", "partitions", len(created))
+	return c.onNewPartitionCreation(created)
+}
+
+// processPartitionModifications handles a data change of
+// /brokers/topics/<t>: partitions added by CreatePartitions are created.
+// The controller's own writes (reassignment, topic ids) also land here and
+// add nothing.
+func (c *kafkaController) processPartitionModifications(topic string) error {
+	before := map[int32]bool{}
+	for p := range c.ctx.assignments[topic] {
+		before[p] = true
+	}
+	if _, known := c.ctx.assignments[topic]; !known {
+		// Not ours (yet): TopicChange will load it.
+		return nil
+	}
+	if err := c.loadTopic(topic); err != nil {
+		return err
+	}
+	var added []topicPartition
+	for _, tp := range c.ctx.partitionsOfTopic(topic) {
+		if !before[tp.Partition] {
+			added = append(added, tp)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	if c.ctx.topicsToDelete[topic] {
+		c.log.Info("ignoring partitions added to a topic being deleted", "topic", topic)
+		return nil
+	}
+	c.log.Info("partitions added", "topic", topic, "count", len(added))
+	return c.onNewPartitionCreation(added)
+}
+
+// onNewPartitionCreation is NonExistent → New → Online for new partitions.
+func (c *kafkaController) onNewPartitionCreation(tps []topicPartition) error {
+	for _, tp := range tps {
+		c.ctx.states[tp] = partitionNew
+	}
+	b := newRequestBatch(c.ctx)
+	err := c.initializePartitions(b, tps)
+	c.sendBatch(b)
+	return err
+}
