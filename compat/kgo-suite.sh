@@ -65,7 +65,7 @@ start_broker() {
 			tail -50 "$work/kbroker.log" >&2
 			return 1
 		fi
-		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$port" 2>/dev/null; then
 			return 0
 		fi
 		sleep 0.2
