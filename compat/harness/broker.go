@@ -65,6 +65,8 @@ func StartBroker(t testing.TB, overrides ...string) *Broker {
 		bin:        bin,
 		overrides:  overrides,
 	}
+	// A single broker cannot hold 3 replicas of __consumer_offsets, and
+	// Kafka's 3 s initial rebalance delay would only slow every group test.
 	props := fmt.Sprintf(`# written by compat/harness
 broker.id=0
 listeners=PLAINTEXT://%[1]s
