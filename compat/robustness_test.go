@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kbroker/kbroker/compat/harness"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -259,4 +260,26 @@ func corruptBatch() []byte {
 	raw = batch.AppendTo(nil)
 	raw[len(raw)-3] ^= 0x20
 	return raw
+}
+
+// TestMessageTooLarge produces a batch above message.max.bytes (Kafka's
+// default 1048588): the broker must refuse it with MESSAGE_TOO_LARGE and
+// store nothing, and a record under the limit must still go through.
+func TestMessageTooLarge(t *testing.T) {
+	b := harness.StartBroker(t)
+	const topic = "too-large"
+	createTopic(t, b.Addr, topic, 1, nil)
+	cl := newClient(t, b.Addr, kgo.ProducerBatchMaxBytes(4<<20), kgo.MaxBufferedBytes(16<<20),
+		kgo.RecordRetries(1), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	ctx := testCtx(t, 30*time.Second)
+	big := make([]byte, 2<<20)
+	err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: big}).FirstErr()
+	if !errors.Is(err, kerr.MessageTooLarge) {
+		t.Fatalf("produce 2 MiB record: %v, want MESSAGE_TOO_LARGE", err)
+	}
+	produceSync(t, cl, &kgo.Record{Topic: topic, Value: make([]byte, 512<<10)})
+	recs := consumeN(t, b.Addr, topic, 1, 30*time.Second)
+	if len(recs[0].Value) != 512<<10 || recs[0].Offset != 0 {
+		t.Fatalf("read back a %d-byte record at offset %d, want the 512 KiB one at 0", len(recs[0].Value), recs[0].Offset)
+	}
 }
