@@ -58,3 +58,33 @@ func clampOffset(o, lo, hi int64) int64 {
 	}
 	return o
 }
+
+// FollowerStart is where a partition starts when this broker begins to
+// follow (ReplicaManager.makeFollowers and the fetcher's initial state,
+// reference §4.1.4 and §4.4).
+type FollowerStart struct {
+	// FetchOffset is the initial fetch offset.
+	FetchOffset int64
+	// Truncating: resolve divergence before fetching. With
+	// TruncateToHighWatermark the follower has no epoch information and
+	// truncates to FetchOffset (its HW) at once; otherwise it asks
+	// OffsetForLeaderEpoch about its latest epoch and applies
+	// OffsetTruncation until Completed.
+	Truncating              bool
+	TruncateToHighWatermark bool
+}
+
+// StartFollowing decides FollowerStart. truncateOnFetch is true at IBP >=
+// 2.7-IV1 (Fetch v12+, kbroker's normal case). A follower never truncates
+// to its HW while it has leader epochs: it keeps everything until the
+// leader says where its log diverges (KIP-101).
+func StartFollowing(cache *EpochCache, truncateOnFetch bool, logEndOffset, highWatermark int64) FollowerStart {
+	hasEpochs := cache.LatestEpoch() != UndefinedEpoch
+	switch {
+	case truncateOnFetch && hasEpochs:
+		return FollowerStart{FetchOffset: logEndOffset}
+	case !hasEpochs:
+		return FollowerStart{FetchOffset: min(highWatermark, logEndOffset), Truncating: true, TruncateToHighWatermark: true}
+	}
+	return FollowerStart{FetchOffset: min(highWatermark, logEndOffset), Truncating: true}
+}
