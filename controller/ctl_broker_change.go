@@ -50,7 +50,6 @@ func (c *kafkaController) processBrokerChange() error {
 	}
 	c.log.Info("broker change", "new", newIDs, "dead", deadIDs, "bounced", bounced)
 
-	b := newRequestBatch(c.ctx)
 	gone := append(slices.Clone(deadIDs), bounced...)
 	for _, id := range gone {
 		delete(c.ctx.brokers, id)
@@ -58,7 +57,7 @@ func (c *kafkaController) processBrokerChange() error {
 		c.chans.removeBroker(id)
 	}
 	if len(gone) > 0 {
-		if err := c.onBrokerFailure(b, gone); err != nil {
+		if err := c.onBrokerFailure(gone); err != nil {
 			return err
 		}
 	}
@@ -68,11 +67,10 @@ func (c *kafkaController) processBrokerChange() error {
 		c.chans.addBroker(current[id], c.cfg.interBrokerListener)
 	}
 	if len(started) > 0 {
-		if err := c.onBrokerStartup(b, started); err != nil {
+		if err := c.onBrokerStartup(started); err != nil {
 			return err
 		}
 	}
-	c.sendBatch(b)
 	if len(started) > 0 {
 		if err := c.resumeReassignments(); err != nil {
 			return err
@@ -85,7 +83,9 @@ func (c *kafkaController) processBrokerChange() error {
 // leaders (Offline strategy); then their replicas go Offline, leaving the
 // ISRs. Brokers hear of the death by UpdateMetadata even if no partition
 // changed.
-func (c *kafkaController) onBrokerFailure(b *requestBatch, dead []int32) error {
+func (c *kafkaController) onBrokerFailure(dead []int32) error {
+	b := newRequestBatch(c.ctx)
+	defer c.sendBatch(b)
 	for tp, st := range c.ctx.leadership {
 		if slices.Contains(dead, st.Leader) && !c.ctx.topicsToDelete[tp.Topic] {
 			c.ctx.states[tp] = partitionOffline
@@ -114,15 +114,19 @@ func (c *kafkaController) onBrokerFailure(b *requestBatch, dead []int32) error {
 // onBrokerStartup: the others learn of the new brokers, the new brokers
 // get every partition's metadata and a LeaderAndIsr for each replica they
 // host, and partitions that were waiting for them get leaders.
-func (c *kafkaController) onBrokerStartup(b *requestBatch, started []int32) error {
+func (c *kafkaController) onBrokerStartup(started []int32) error {
 	var existing []int32
 	for _, id := range c.ctx.liveBrokerIDs() {
 		if !slices.Contains(started, id) {
 			existing = append(existing, id)
 		}
 	}
-	b.addUpdateMetadata(existing, nil)
-	b.addUpdateMetadata(started, c.ctx.allPartitions())
+	um := newRequestBatch(c.ctx)
+	um.addUpdateMetadata(existing, nil)
+	um.addUpdateMetadata(started, c.ctx.allPartitions())
+	c.sendBatch(um)
+	b := newRequestBatch(c.ctx)
+	defer c.sendBatch(b)
 	for _, id := range started {
 		for tp, m := range c.ctx.offlineReplicas {
 			delete(m, id)

@@ -74,8 +74,12 @@ func (c *kafkaController) onControllerFailover() error {
 	c.log.Info("controller failover", "broker", c.cfg.brokerID, "epoch", c.epoch,
 		"liveBrokers", c.ctx.liveBrokerIDs(), "topics", len(c.ctx.assignments))
 
+	// Brokers need the live-broker list before they can act on a
+	// LeaderAndIsr, so it goes first, in a batch of its own.
+	um := newRequestBatch(c.ctx)
+	um.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
+	c.sendBatch(um)
 	b := newRequestBatch(c.ctx)
-	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
 	for _, id := range c.ctx.liveBrokerIDs() {
 		c.replicasOnline(b, id, c.ctx.partitionsOnBroker(id))
 	}

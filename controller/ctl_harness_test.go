@@ -1,0 +1,271 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// recordingChannel is the test BrokerChannel: it records every request in
+// order and answers success (StopReplica lists its partitions without
+// error), unless respond says otherwise.
+type recordingChannel struct {
+	mu      sync.Mutex
+	sent    []sentRequest
+	respond func(broker int32, req kmsg.Request) kmsg.Response
+}
+
+type sentRequest struct {
+	broker int32
+	req    kmsg.Request
+}
+
+func (r *recordingChannel) Send(_ context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
+	r.mu.Lock()
+	r.sent = append(r.sent, sentRequest{broker, req})
+	respond := r.respond
+	r.mu.Unlock()
+	if respond != nil {
+		if resp := respond(broker, req); resp != nil {
+			return resp, nil
+		}
+	}
+	return successResponse(req), nil
+}
+
+func successResponse(req kmsg.Request) kmsg.Response {
+	resp := req.ResponseKind()
+	if sr, ok := req.(*kmsg.StopReplicaRequest); ok {
+		r := resp.(*kmsg.StopReplicaResponse)
+		for _, t := range sr.Topics {
+			for _, p := range t.PartitionStates {
+				rp := kmsg.NewStopReplicaResponsePartition()
+				rp.Topic, rp.Partition = t.Topic, p.Partition
+				r.Partitions = append(r.Partitions, rp)
+			}
+		}
+	}
+	return resp
+}
+
+// take returns and forgets what was sent.
+func (r *recordingChannel) take() []sentRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.sent
+	r.sent = nil
+	return out
+}
+
+// ctlHarness is a fake ensemble with registered brokers, each on its own
+// session, and an admin session for the test's own reads and writes.
+type ctlHarness struct {
+	t       *testing.T
+	z       *fakeZK
+	admin   zkClient
+	brokers map[int32]*fakeConn
+	ch      *recordingChannel
+	cfg     controllerConfig
+	c       *kafkaController
+}
+
+func newCtlHarness(t *testing.T, ids ...int32) *ctlHarness {
+	t.Helper()
+	z := newFakeZK()
+	h := &ctlHarness{t: t, z: z, admin: z.connect(), brokers: map[int32]*fakeConn{}, ch: &recordingChannel{}}
+	if err := createTopLevelPaths(h.admin); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		h.startBroker(id)
+	}
+	seq := byte(0)
+	h.cfg = controllerConfig{interBrokerListener: "PLAINTEXT", imbalancePerBrokerPct: 10,
+		newTopicID: func() [16]byte { seq++; return [16]byte{0: 0xAB, 15: seq} }}
+	return h
+}
+
+func (h *ctlHarness) startBroker(id int32) {
+	h.t.Helper()
+	c := h.z.connect()
+	reg := testRegistration(fmt.Sprintf("kb%d", id))
+	if id%2 == 0 {
+		reg.Rack = "r2"
+	}
+	if _, err := registerBroker(c, id, reg); err != nil {
+		h.t.Fatal(err)
+	}
+	h.brokers[id] = c
+}
+
+// killBroker ends the broker's session: its registration vanishes.
+func (h *ctlHarness) killBroker(id int32) {
+	h.brokers[id].Close()
+	delete(h.brokers, id)
+}
+
+// becomeController elects id and runs failover to idle.
+func (h *ctlHarness) becomeController(id int32) *kafkaController {
+	h.t.Helper()
+	st, err := electController(h.brokers[id], id, 1732000000000)
+	if err != nil || !st.IsController {
+		h.t.Fatalf("election: %+v %v", st, err)
+	}
+	cfg := h.cfg
+	cfg.brokerID = id
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h.c = newKafkaController(h.brokers[id], cfg, st, h.ch, true, log, nil)
+	h.run()
+	return h.c
+}
+
+func (h *ctlHarness) run() {
+	h.t.Helper()
+	if err := h.c.runUntilIdle(); err != nil {
+		h.t.Fatalf("controller: %v", err)
+	}
+}
+
+func (h *ctlHarness) createTopic(name string, assignment map[int32][]int32) {
+	h.t.Helper()
+	if _, err := createTopic(h.admin, name, -1, -1, assignment, nil, false, nil, h.cfg.newTopicID); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *ctlHarness) state(topic string, p int32) (partitionStateZNode, int32) {
+	h.t.Helper()
+	data, st, err := h.admin.Get(partitionStatePath(topic, p))
+	if err != nil {
+		h.t.Fatalf("state of %s-%d: %v", topic, p, err)
+	}
+	z, err := decodePartitionStateZNode(data)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return z, st.Version
+}
+
+func (h *ctlHarness) rawState(topic string, p int32) string {
+	h.t.Helper()
+	data, _, err := h.admin.Get(partitionStatePath(topic, p))
+	if err != nil {
+		h.t.Fatalf("state of %s-%d: %v", topic, p, err)
+	}
+	return string(data)
+}
+
+// Request views for assertions.
+
+type laiView struct {
+	Leader, LeaderEpoch, ZkVersion, ControllerEpoch int32
+	ISR, Replicas                                   []int32
+	IsNew                                           bool
+}
+
+// leaderAndIsrs collects, per broker, the partition states sent in
+// LeaderAndIsr requests.
+func leaderAndIsrs(sent []sentRequest) map[int32]map[topicPartition]laiView {
+	out := map[int32]map[topicPartition]laiView{}
+	for _, s := range sent {
+		r, ok := s.req.(*kmsg.LeaderAndISRRequest)
+		if !ok {
+			continue
+		}
+		if out[s.broker] == nil {
+			out[s.broker] = map[topicPartition]laiView{}
+		}
+		for _, t := range r.TopicStates {
+			for _, p := range t.PartitionStates {
+				out[s.broker][topicPartition{t.Topic, p.Partition}] = laiView{
+					p.Leader, p.LeaderEpoch, p.ZKVersion, p.ControllerEpoch, p.ISR, p.Replicas, p.IsNew}
+			}
+		}
+	}
+	return out
+}
+
+type umView struct {
+	Leader, LeaderEpoch int32
+	ISR, Offline        []int32
+}
+
+// updateMetadatas collects, per broker, the partition states and the live
+// brokers of the last UpdateMetadata carrying each.
+func updateMetadatas(sent []sentRequest) (parts map[int32]map[topicPartition]umView, live map[int32][]int32) {
+	parts, live = map[int32]map[topicPartition]umView{}, map[int32][]int32{}
+	for _, s := range sent {
+		r, ok := s.req.(*kmsg.UpdateMetadataRequest)
+		if !ok {
+			continue
+		}
+		if parts[s.broker] == nil {
+			parts[s.broker] = map[topicPartition]umView{}
+		}
+		live[s.broker] = nil
+		for _, b := range r.LiveBrokers {
+			live[s.broker] = append(live[s.broker], b.ID)
+		}
+		for _, t := range r.TopicStates {
+			for _, p := range t.PartitionStates {
+				parts[s.broker][topicPartition{t.Topic, p.Partition}] = umView{p.Leader, p.LeaderEpoch, p.ISR, p.OfflineReplicas}
+			}
+		}
+	}
+	return parts, live
+}
+
+func stopReplicas(sent []sentRequest) map[int32]map[topicPartition]bool {
+	out := map[int32]map[topicPartition]bool{}
+	for _, s := range sent {
+		r, ok := s.req.(*kmsg.StopReplicaRequest)
+		if !ok {
+			continue
+		}
+		if out[s.broker] == nil {
+			out[s.broker] = map[topicPartition]bool{}
+		}
+		for _, t := range r.Topics {
+			for _, p := range t.PartitionStates {
+				out[s.broker][topicPartition{t.Topic, p.Partition}] = p.Delete
+			}
+		}
+	}
+	return out
+}
+
+func brokersOf[V any](m map[int32]V) []int32 {
+	var ids []int32
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func mustKafkaErr(t *testing.T, err error, code *kerr.Error) {
+	t.Helper()
+	if !errors.Is(err, code) {
+		t.Fatalf("got %v, want %v", err, code)
+	}
+}
+
+// raceZK runs before ahead of every Multi, to interleave another client's
+// write between the controller's read and its write.
+type raceZK struct {
+	zkClient
+	before func(ops []zkOp)
+}
+
+func (r *raceZK) Multi(ops ...zkOp) ([]zkOpResult, error) {
+	r.before(ops)
+	return r.zkClient.Multi(ops...)
+}
