@@ -74,7 +74,7 @@ func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.Leade
 	if !containsInt32(ps.Replicas, self) {
 		return kerr.UnknownTopicOrPartition
 	}
-	tp := topicPartition{topic, ps.Partition}
+	tp := TopicPartition{topic, ps.Partition}
 	p := c.hosted[tp]
 	if p != nil && ps.LeaderEpoch <= p.LeaderEpoch() {
 		return kerr.StaleControllerEpoch

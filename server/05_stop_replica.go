@@ -58,7 +58,7 @@ func handleStopReplica(b *Broker, _ context.Context, req *protocol.Request) prot
 // cluster.mu.
 func (b *Broker) stopReplica(topic string, partition, leaderEpoch int32, deleteLog bool) error {
 	c := b.cluster
-	tp := topicPartition{topic, partition}
+	tp := TopicPartition{topic, partition}
 	if p := c.hosted[tp]; p != nil {
 		if leaderEpoch >= 0 && leaderEpoch < p.LeaderEpoch() {
 			return kerr.FencedLeaderEpoch

@@ -33,6 +33,15 @@ type ClusterControl interface {
 	SetTopicConfig(ctx context.Context, name string, configs map[string]string) error
 	// TopicConfigs reads a topic's overrides (/config/topics/<t>).
 	TopicConfigs(name string) (map[string]string, error)
+	// ControlledShutdown moves leadership off a stopping broker and returns
+	// the partitions it still leads; brokerEpoch -1 skips the epoch check.
+	ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error)
+}
+
+// TopicPartition names one partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
 }
 
 // ClusterTopicRequest is a topic creation for the controller.
@@ -57,11 +66,6 @@ type brokerEndpoint struct {
 	Port int32
 }
 
-type topicPartition struct {
-	Topic     string
-	Partition int32
-}
-
 // cachedTopic is a topic as UpdateMetadata describes it.
 type cachedTopic struct {
 	ID     [16]byte
@@ -78,7 +82,7 @@ type clusterState struct {
 	controllerEpoch int32
 	brokers         map[int32]liveBroker
 	cache           map[string]*cachedTopic
-	hosted          map[topicPartition]*replica.Partition
+	hosted          map[TopicPartition]*replica.Partition
 }
 
 func newClusterState(control ClusterControl) *clusterState {
@@ -87,7 +91,7 @@ func newClusterState(control ClusterControl) *clusterState {
 		controllerID: -1,
 		brokers:      map[int32]liveBroker{},
 		cache:        map[string]*cachedTopic{},
-		hosted:       map[topicPartition]*replica.Partition{},
+		hosted:       map[TopicPartition]*replica.Partition{},
 	}
 }
 
@@ -133,7 +137,7 @@ func (b *Broker) rebuildTopics() {
 				s = PartitionState{Leader: -1, LeaderEpoch: -1, Replicas: []int32{}, ISR: []int32{}, Offline: []int32{}}
 			}
 			t.States[p] = s
-			t.Partitions[p] = c.hosted[topicPartition{name, p}]
+			t.Partitions[p] = c.hosted[TopicPartition{name, p}]
 		}
 		if old := b.topic(name); old != nil && old.ID == t.ID {
 			t.Configs = old.Configs

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// controlledShutdown asks the controller to move leadership off this
+// broker before it stops (controlled.shutdown.enable), as Kafka's
+// KafkaServer.controlledShutdown does: up to controlled.shutdown.max.retries
+// more attempts, controlled.shutdown.retry.backoff.ms apart, until the
+// controller reports no partition left. Failure is logged, not fatal: the
+// broker stops anyway and the controller's broker-change handling elects
+// new leaders once the session ends.
+func (b *Broker) controlledShutdown(ctx context.Context) {
+	if b.cluster == nil || !b.cfg.ControlledShutdownEnable {
+		return
+	}
+	for attempt := int32(0); attempt <= b.cfg.ControlledShutdownMaxRetries; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(b.cfg.ControlledShutdownRetryBackoff):
+			}
+		}
+		remaining, err := b.requestControlledShutdown(ctx)
+		if err == nil && remaining == 0 {
+			b.logger.Info("controlled shutdown succeeded")
+			return
+		}
+		b.logger.Warn("controlled shutdown incomplete; retrying", "attempt", attempt+1, "remaining_partitions", remaining, "err", err)
+	}
+	b.logger.Warn("controlled shutdown failed; stopping anyway")
+}
+
+// requestControlledShutdown sends one ControlledShutdown to the current
+// controller over the inter-broker listener.
+func (b *Broker) requestControlledShutdown(ctx context.Context) (int, error) {
+	id := b.controllerID()
+	var addr string
+	for _, lb := range b.cluster.liveBrokers() {
+		if lb.ID == id {
+			if ep, ok := lb.Endpoints[b.cfg.InterBrokerListenerName]; ok {
+				addr = net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
+			}
+		}
+	}
+	if addr == "" {
+		return -1, fmt.Errorf("controller %d unknown or without a %s endpoint", id, b.cfg.InterBrokerListenerName)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
+	if err != nil {
+		return -1, err
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrControlledShutdownRequest()
+	req.Version = 3
+	req.BrokerID = b.cfg.BrokerID
+	req.BrokerEpoch = b.cluster.control.BrokerEpoch()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return -1, fmt.Errorf("no client for controller at %s", addr)
+	}
+	kresp, err := seeds[0].Request(ctx, req)
+	if err != nil {
+		return -1, err
+	}
+	resp := kresp.(*kmsg.ControlledShutdownResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return -1, err
+	}
+	return len(resp.PartitionsRemaining), nil
+}
