@@ -97,9 +97,7 @@ func (h *ctlHarness) startBroker(id int32) {
 	h.t.Helper()
 	c := h.z.connect()
 	reg := testRegistration(fmt.Sprintf("kb%d", id))
-	if id%2 == 0 {
-		reg.Rack = "r2"
-	}
+	reg.Rack = fmt.Sprintf("r%d", id%2)
 	if _, err := registerBroker(c, id, reg); err != nil {
 		h.t.Fatal(err)
 	}

@@ -1,0 +1,219 @@
+package controller
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ISR change notification: the controller re-reads the listed states,
+// sends UpdateMetadata (no LeaderAndIsr) to every broker and deletes the
+// nodes it handled.
+func TestIsrChangeNotification(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	h.becomeController(3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}})
+	h.run()
+	h.ch.take()
+	v, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1, 3}, ControllerEpoch: 1}, 0)
+	if err != nil || v != 1 {
+		t.Fatalf("leader ISR write: %d %v", v, err)
+	}
+	if err := writeIsrChangeNotification(h.admin, []topicPartition{{"orders", 0}, {"unknown", 0}}); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	sent := h.ch.take()
+	if lai := leaderAndIsrs(sent); len(lai) != 0 {
+		t.Errorf("LeaderAndIsr sent for an ISR change: %v", lai)
+	}
+	parts, _ := updateMetadatas(sent)
+	for _, id := range []int32{1, 2, 3} {
+		if v := parts[id][topicPartition{"orders", 0}]; !slices.Equal(v.ISR, []int32{1, 3}) || v.Leader != 1 {
+			t.Errorf("UpdateMetadata to %d: %+v", id, v)
+		}
+	}
+	kids, _, _ := h.admin.Children(isrChangeNotificationPath)
+	if len(kids) != 0 {
+		t.Errorf("notifications left: %v", kids)
+	}
+	if st := h.c.ctx.leadership[topicPartition{"orders", 0}]; st.PartitionEpoch != 1 {
+		t.Errorf("cached partition epoch %d", st.PartitionEpoch)
+	}
+}
+
+// Controlled shutdown: leadership moves to another ISR member (the
+// shutting-down broker still hears the LeaderAndIsr and becomes a
+// follower), it leaves the ISR of partitions it follows (StopReplica
+// without delete), and single-replica partitions are neither moved nor
+// reported.
+func TestControlledShutdown(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	c := h.becomeController(3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}, 1: {2, 1, 3}})
+	h.createTopic("solo", map[int32][]int32{0: {1}})
+	h.run()
+	h.ch.take()
+	epoch := c.ctx.brokers[1].Epoch
+	if _, err := c.controlledShutdown(1, epoch-1); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		t.Errorf("stale epoch: %v", err)
+	}
+	if _, err := c.controlledShutdown(9, -1); !errors.Is(err, kerr.BrokerNotAvailable) {
+		t.Errorf("unknown broker: %v", err)
+	}
+	remaining, err := c.controlledShutdown(1, epoch)
+	if err != nil || len(remaining) != 0 {
+		t.Fatalf("remaining %v err %v", remaining, err)
+	}
+	h.run()
+	if s, _ := h.state("orders", 0); s.Leader != 2 || s.LeaderEpoch != 1 || !slices.Equal(s.ISR, []int32{2, 3}) {
+		t.Errorf("orders-0: %+v", s)
+	}
+	if s, _ := h.state("orders", 1); s.Leader != 2 || s.LeaderEpoch != 1 || !slices.Equal(s.ISR, []int32{2, 3}) {
+		t.Errorf("orders-1: %+v", s)
+	}
+	if s, _ := h.state("solo", 0); s.Leader != 1 || s.LeaderEpoch != 0 {
+		t.Errorf("solo-0 (one replica) touched: %+v", s)
+	}
+	sent := h.ch.take()
+	if v := leaderAndIsrs(sent)[1][topicPartition{"orders", 0}]; v.Leader != 2 {
+		t.Errorf("shutting-down broker's LeaderAndIsr for orders-0: %+v", v)
+	}
+	stops := stopReplicas(sent)
+	if del, ok := stops[1][topicPartition{"orders", 1}]; !ok || del {
+		t.Errorf("StopReplica to 1 for orders-1: sent %v delete %v", ok, del)
+	}
+	// The shutting-down broker is no longer eligible as leader.
+	h.killBroker(2)
+	h.run()
+	if s, _ := h.state("orders", 0); s.Leader != 3 {
+		t.Errorf("orders-0 after 2 died: %+v", s)
+	}
+}
+
+// When the only other ISR member is gone, the broker keeps leading and the
+// partition is reported back.
+func TestControlledShutdownReportsRemaining(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	c := h.becomeController(3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
+	h.run()
+	if _, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	remaining, err := c.controlledShutdown(1, -1)
+	if err != nil || !slices.Equal(remaining, []TopicPartition{{"orders", 0}}) {
+		t.Fatalf("remaining %v err %v", remaining, err)
+	}
+}
+
+// A controller whose epoch was superseded cannot write: its first write
+// fails the /controller_epoch check and its loop ends with
+// errControllerMoved, leaving ZooKeeper as the new controller left it.
+func TestStaleControllerIsFenced(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	old := h.becomeController(1)
+	h.createTopic("orders", map[int32][]int32{0: {2, 3}})
+	h.run()
+	// Broker 1 loses /controller (e.g. a long pause); broker 2 wins epoch 2.
+	if err := h.admin.Delete(controllerPath, -1); err != nil {
+		t.Fatal(err)
+	}
+	st, err := electController(h.brokers[2], 2, 1)
+	if err != nil || st.Epoch != 2 {
+		t.Fatalf("second election %+v %v", st, err)
+	}
+	before := h.rawState("orders", 0)
+	h.killBroker(2)
+	err = old.runUntilIdle()
+	if !errors.Is(err, errControllerMoved) {
+		t.Fatalf("stale controller: %v", err)
+	}
+	if after := h.rawState("orders", 0); after != before {
+		t.Errorf("stale controller changed the state: %s -> %s", before, after)
+	}
+}
+
+// Topic deletion: UpdateMetadata with leader -2, StopReplica with delete
+// to each replica, then the znodes go once every replica confirmed. A dead
+// replica holds the deletion until its broker returns.
+func TestTopicDeletion(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	h.becomeController(3)
+	if _, err := createTopic(h.admin, "orders", -1, -1, map[int32][]int32{0: {1, 2}, 1: {2, 1}}, map[string]string{"retention.ms": "1000"}, false, nil, h.cfg.newTopicID); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	h.killBroker(1)
+	h.run()
+	h.ch.take()
+	if err := markTopicForDeletion(h.admin, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	sent := h.ch.take()
+	parts, _ := updateMetadatas(sent)
+	if v := parts[2][topicPartition{"orders", 0}]; v.Leader != leaderDuringDelete {
+		t.Errorf("UpdateMetadata during deletion: %+v", v)
+	}
+	stops := stopReplicas(sent)
+	if !stops[2][topicPartition{"orders", 0}] || !stops[2][topicPartition{"orders", 1}] {
+		t.Errorf("StopReplica(delete) to 2: %v", stops)
+	}
+	if ok, _, _ := h.admin.Exists(topicPath("orders")); !ok {
+		t.Fatal("topic deleted while broker 1's replicas were not")
+	}
+	h.startBroker(1)
+	h.run()
+	for _, p := range []string{topicPath("orders"), configEntityPath(configTypeTopic, "orders"), deleteTopicPath("orders")} {
+		if ok, _, _ := h.admin.Exists(p); ok {
+			t.Errorf("%s still exists", p)
+		}
+	}
+	if _, ok := h.c.ctx.assignments["orders"]; ok {
+		t.Error("deleted topic still in the controller's context")
+	}
+	// Deleting an unknown topic's marker just goes away.
+	mustCreate(t, h.admin, deleteTopicPath("ghost"), "", modePersistent)
+	h.run()
+	if ok, _, _ := h.admin.Exists(deleteTopicPath("ghost")); ok {
+		t.Error("marker of an unknown topic left")
+	}
+}
+
+// CreatePartitions adds partitions to the topic znode; the controller
+// creates their states and sends LeaderAndIsr with IsNew.
+func TestPartitionAddition(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	h.becomeController(3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2}, 1: {2, 3}})
+	h.run()
+	h.ch.take()
+	if err := createPartitions(h.admin, "orders", 2, nil, false, nil); !errors.Is(err, kerr.InvalidPartitions) {
+		t.Errorf("same count: %v", err)
+	}
+	if err := createPartitions(h.admin, "orders", 3, [][]int32{{3, 1}}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	if got := h.rawState("orders", 2); got != `{"controller_epoch":1,"leader":3,"version":1,"leader_epoch":0,"isr":[3,1]}` {
+		t.Errorf("orders-2 state %s", got)
+	}
+	lai := leaderAndIsrs(h.ch.take())
+	if v := lai[1][topicPartition{"orders", 2}]; !v.IsNew || v.Leader != 3 {
+		t.Errorf("LeaderAndIsr orders-2: %+v", v)
+	}
+	if _, ok := lai[1][topicPartition{"orders", 0}]; ok {
+		t.Error("existing partitions were re-sent")
+	}
+	// Kafka's assignment continues the round-robin.
+	if err := createPartitions(h.admin, "orders", 5, nil, false, func(int) int { return 0 }); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	if n := len(h.c.ctx.assignments["orders"]); n != 5 {
+		t.Errorf("partitions %d", n)
+	}
+}
