@@ -1,0 +1,150 @@
+package controller
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+func readTopicZNode(t *testing.T, h *ctlHarness, topic string) topicZNode {
+	t.Helper()
+	data, _, err := h.admin.Get(topicPath(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := decodeTopicZNode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
+}
+
+// Reassignment end to end (KIP-455): [1,2] → [3,4]. Phase A records RS,
+// adding and removing in the topic znode and bumps the leader epoch; once
+// the leader has 3 and 4 in its ISR (announced by an ISR change
+// notification), phase B elects 3, drops 1 and 2 from the ISR, deletes
+// their replicas and writes the final assignment.
+func TestReassignmentEndToEnd(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3, 4)
+	c := h.becomeController(4)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
+	h.run()
+	h.ch.take()
+	tp := topicPartition{"orders", 0}
+
+	if err := c.alterPartitionReassignment(tp, []int32{3, 3}); !errors.Is(err, kerr.InvalidReplicaAssignment) {
+		t.Errorf("duplicates: %v", err)
+	}
+	if err := c.alterPartitionReassignment(tp, []int32{3, 9}); !errors.Is(err, kerr.InvalidReplicaAssignment) {
+		t.Errorf("dead broker: %v", err)
+	}
+	if err := c.alterPartitionReassignment(tp, nil); !errors.Is(err, kerr.NoReassignmentInProgress) {
+		t.Errorf("cancel without reassignment: %v", err)
+	}
+	if err := c.alterPartitionReassignment(tp, []int32{3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	z := readTopicZNode(t, h, "orders")
+	if !slices.Equal(z.Partitions[0], []int32{3, 4, 1, 2}) || !slices.Equal(z.Adding[0], []int32{3, 4}) || !slices.Equal(z.Removing[0], []int32{1, 2}) {
+		t.Fatalf("topic znode during reassignment: %+v", z)
+	}
+	s, v := h.state("orders", 0)
+	if s.Leader != 1 || s.LeaderEpoch != 1 {
+		t.Errorf("state during reassignment: %+v", s)
+	}
+	lai := leaderAndIsrs(h.ch.take())
+	if got := brokersOf(lai); !slices.Equal(got, []int32{1, 2, 3, 4}) {
+		t.Errorf("LeaderAndIsr to %v", got)
+	}
+	if got := lai[3][tp]; !slices.Equal(got.Replicas, []int32{3, 4, 1, 2}) {
+		t.Errorf("LeaderAndIsr to 3: %+v", got)
+	}
+	listed := c.listReassignments(nil)
+	if r := listed[TopicPartition(tp)]; !slices.Equal(r.AddingReplicas, []int32{3, 4}) || !slices.Equal(r.RemovingReplicas, []int32{1, 2}) {
+		t.Errorf("listed %+v", listed)
+	}
+	// Topic deletion waits for the reassignment.
+	// The new replicas catch up: the leader writes the ISR and announces.
+	if _, err := updateIsr(h.admin, tp, LeaderAndIsr{Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 2, 3, 4}, ControllerEpoch: 1}, v); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeIsrChangeNotification(h.admin, []topicPartition{tp}); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	z = readTopicZNode(t, h, "orders")
+	if !slices.Equal(z.Partitions[0], []int32{3, 4}) || len(z.Adding) != 0 || len(z.Removing) != 0 {
+		t.Fatalf("topic znode after reassignment: %+v", z)
+	}
+	s, _ = h.state("orders", 0)
+	if s.Leader != 3 || !slices.Equal(s.ISR, []int32{3, 4}) {
+		t.Errorf("state after reassignment: %+v", s)
+	}
+	sent := h.ch.take()
+	stops := stopReplicas(sent)
+	for _, r := range []int32{1, 2} {
+		if !stops[r][tp] {
+			t.Errorf("replica on %d not deleted: %v", r, stops)
+		}
+	}
+	if len(c.listReassignments(nil)) != 0 {
+		t.Error("reassignment still listed")
+	}
+}
+
+// Cancelling reverts to the original replicas and stops the added ones.
+func TestReassignmentCancel(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	c := h.becomeController(3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
+	h.run()
+	tp := topicPartition{"orders", 0}
+	if err := c.alterPartitionReassignment(tp, []int32{1, 3}); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	h.ch.take()
+	if err := c.alterPartitionReassignment(tp, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	z := readTopicZNode(t, h, "orders")
+	if !slices.Equal(z.Partitions[0], []int32{1, 2}) || len(z.Adding) != 0 {
+		t.Fatalf("topic znode after cancel: %+v", z)
+	}
+	if stops := stopReplicas(h.ch.take()); !stops[3][tp] {
+		t.Errorf("added replica not deleted: %v", stops)
+	}
+}
+
+// A new controller resumes a reassignment recorded in the topic znode.
+func TestReassignmentResumesAfterFailover(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
+	h.becomeController(3)
+	mustSet := func(data string) {
+		if _, err := h.admin.Set(topicPath("orders"), []byte(data), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := encodeUUID(h.c.ctx.topicIDs["orders"])
+	// As a previous controller left it, with 3 already in the ISR.
+	mustSet(`{"partitions":{"0":[3,1,2]},"topic_id":"` + id + `","adding_replicas":{"0":[3]},"removing_replicas":{"0":[2]},"version":3}`)
+	if _, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1, 2, 3}, ControllerEpoch: 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.admin.Delete(controllerPath, -1); err != nil {
+		t.Fatal(err)
+	}
+	h.becomeController(3)
+	z := readTopicZNode(t, h, "orders")
+	if !slices.Equal(z.Partitions[0], []int32{3, 1}) || len(z.Removing) != 0 {
+		t.Fatalf("topic znode after resumed reassignment: %+v", z)
+	}
+	if s, _ := h.state("orders", 0); s.Leader != 1 || !slices.Equal(s.ISR, []int32{1, 3}) {
+		t.Errorf("state: %+v", s)
+	}
+}
