@@ -3,21 +3,29 @@ package replica
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kbroker/kbroker/logstore"
 )
 
-// Partition is one hosted partition. In standalone mode this broker is the
-// only replica, so the ISR is {self} and every append is committed at once:
-// the high watermark follows the log end offset.
+// Partition is one hosted partition: its log and, while this broker leads
+// it, a LeaderState, while it follows, a FollowerState. The state machines
+// decide (HW, ISR, epochs); Partition does the IO around them — the log,
+// the ISR znode write through an IsrWriter — and wakes waiting fetches and
+// produces when the HW or the leadership changes.
+//
+// Standalone, this broker is the only replica: NewLeader makes it leader
+// with ISR {self}, so every append is committed at once and the HW follows
+// the log end offset.
 type Partition struct {
 	Topic   string
 	Index   int32
 	TopicID [16]byte
 
-	log logstore.Log
+	log  logstore.Log
+	opts Options
 
 	// attached is state that layers above keep per partition (the data
 	// path's producer table and append lock); it lives and dies with the
@@ -25,26 +33,124 @@ type Partition struct {
 	attachOnce sync.Once
 	attached   any
 
-	mu            sync.Mutex
+	mu sync.Mutex
+	// Exactly one of leaderState and followerState is in use: leaderState
+	// while leader is true.
 	leader        bool
-	leaderID      int32 // the leading broker when this one follows
-	leaderEpoch   int32
-	highWatermark int64
+	leaderState   *LeaderState
+	followerState *FollowerState
 	changed       chan struct{}
 }
 
-// NewLeader returns a partition led by this broker at leaderEpoch.
-func NewLeader(topic string, index int32, topicID [16]byte, log logstore.Log, leaderEpoch int32) *Partition {
+// Options are what a partition's replication rules read.
+type Options struct {
+	LocalID           int32
+	ReplicaLagTimeMax time.Duration
+	MinInsyncReplicas int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// IsrWriter persists leader-made ISR changes (cluster mode); nil for a
+	// standalone broker, whose ISR never changes.
+	IsrWriter IsrWriter
+}
+
+// IsrWriter writes a leader-made ISR change to the partition's state znode,
+// conditional on its version (reference §3.5), and records it for
+// /isr_change_notification.
+type IsrWriter interface {
+	WriteIsr(topic string, partition int32, leader int32, c IsrChange) (newPartitionEpoch int32, err error)
+	RecordIsrChange(topic string, partition int32)
+}
+
+// New returns a hosted partition that is neither leader nor follower yet;
+// BecomeLeader or BecomeFollower (LeaderAndIsr) gives it a role. hw comes
+// from replication-offset-checkpoint.
+func New(topic string, index int32, topicID [16]byte, log logstore.Log, hw int64, opts Options) *Partition {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	leo := log.LogEndOffset()
 	return &Partition{
 		Topic:         topic,
 		Index:         index,
 		TopicID:       topicID,
 		log:           log,
-		leader:        true,
-		leaderEpoch:   leaderEpoch,
-		highWatermark: log.LogEndOffset(),
+		opts:          opts,
+		leaderState:   NewLeaderState(opts.LocalID, LeaderConfig{ReplicaLagTimeMax: opts.ReplicaLagTimeMax, MinInsyncReplicas: opts.MinInsyncReplicas}, hw, leo),
+		followerState: NewFollowerState(-1, -1, min(hw, leo)),
 		changed:       make(chan struct{}),
 	}
+}
+
+// NewLeader returns a standalone partition: this broker leads it at
+// leaderEpoch and is its only replica and ISR. The id the state machine
+// knows itself by is 0 (Options.LocalID): with no other replica, no rule
+// ever compares it with another broker's.
+func NewLeader(topic string, index int32, topicID [16]byte, log logstore.Log, leaderEpoch int32) *Partition {
+	p := New(topic, index, topicID, log, log.LogEndOffset(), Options{})
+	self := []int32{p.opts.LocalID}
+	p.BecomeLeader(LeaderAndIsr{Leader: p.opts.LocalID, LeaderEpoch: leaderEpoch, Isr: self, Replicas: self})
+	return p
+}
+
+// BecomeLeader applies a LeaderAndIsr naming this broker leader. It returns
+// false for a stale state (leader epoch not newer), which changes nothing.
+func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.leader && s.LeaderEpoch <= p.leaderState.LeaderEpoch() || !p.leader && s.LeaderEpoch <= p.followerState.LeaderEpoch() {
+		return false
+	}
+	// A follower promoted keeps the HW it had learned.
+	if !p.leader {
+		p.leaderState = NewLeaderState(p.opts.LocalID, p.leaderState.cfg, p.followerState.HighWatermark(), p.log.LogEndOffset())
+	}
+	res := p.leaderState.BecomeLeader(s, p.log.LogEndOffset(), p.opts.Now())
+	if !res.Applied {
+		return false
+	}
+	p.leader = true
+	p.wakeLocked()
+	return true
+}
+
+// BecomeFollower applies a LeaderAndIsr naming another broker leader. It
+// returns false for a stale leader epoch.
+func (p *Partition) BecomeFollower(leader, leaderEpoch int32) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.leader {
+		if leaderEpoch <= p.leaderState.LeaderEpoch() {
+			return false
+		}
+		p.leaderState.Resign()
+		p.followerState = NewFollowerState(-1, -1, p.leaderState.HighWatermark())
+	}
+	if !p.followerState.BecomeFollower(leader, leaderEpoch) {
+		return false
+	}
+	p.leader = false
+	p.wakeLocked()
+	return true
+}
+
+// Stop resigns any role: waiting fetches and produces wake and find the
+// partition no longer led here (StopReplica).
+func (p *Partition) Stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.leader {
+		p.leaderState.Resign()
+		p.leader = false
+	}
+	p.wakeLocked()
+}
+
+// wakeLocked wakes waiting fetches and produces, which re-check the HW and
+// the leadership. The caller holds mu.
+func (p *Partition) wakeLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // Attached returns the partition's attached state, creating it with init
@@ -57,47 +163,6 @@ func (p *Partition) Attached(init func() any) any {
 // Log is the partition's local log.
 func (p *Partition) Log() logstore.Log { return p.log }
 
-// NewFollower returns a partition this broker follows; leader is the
-// leading broker's id.
-func NewFollower(topic string, index int32, topicID [16]byte, log logstore.Log, leader, leaderEpoch int32) *Partition {
-	p := NewLeader(topic, index, topicID, log, leaderEpoch)
-	p.leader = false
-	p.leaderID = leader
-	return p
-}
-
-// MakeLeader makes this broker the partition's leader at leaderEpoch
-// (LeaderAndIsr). Leader epochs never decrease.
-func (p *Partition) MakeLeader(leaderEpoch int32) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.checkEpoch(leaderEpoch)
-	p.leader, p.leaderEpoch = true, leaderEpoch
-	p.wakeLocked()
-}
-
-// MakeFollower makes this broker a follower of leader at leaderEpoch.
-func (p *Partition) MakeFollower(leader, leaderEpoch int32) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.checkEpoch(leaderEpoch)
-	p.leader, p.leaderID, p.leaderEpoch = false, leader, leaderEpoch
-	p.wakeLocked()
-}
-
-func (p *Partition) checkEpoch(e int32) {
-	if e < p.leaderEpoch {
-		panic(fmt.Sprintf("%s-%d: leader epoch would move backwards from %d to %d", p.Topic, p.Index, p.leaderEpoch, e))
-	}
-}
-
-// wakeLocked wakes waiting fetches and produces, which re-check
-// leadership. The caller holds mu.
-func (p *Partition) wakeLocked() {
-	close(p.changed)
-	p.changed = make(chan struct{})
-}
-
 // IsLeader reports whether this broker leads the partition.
 func (p *Partition) IsLeader() bool {
 	p.mu.Lock()
@@ -109,7 +174,10 @@ func (p *Partition) IsLeader() bool {
 func (p *Partition) LeaderEpoch() int32 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.leaderEpoch
+	if p.leader {
+		return p.leaderState.LeaderEpoch()
+	}
+	return p.followerState.LeaderEpoch()
 }
 
 // HighWatermark is the offset below which records are committed and
@@ -117,41 +185,80 @@ func (p *Partition) LeaderEpoch() int32 {
 func (p *Partition) HighWatermark() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.highWatermark
+	return p.highWatermarkLocked()
+}
+
+func (p *Partition) highWatermarkLocked() int64 {
+	if p.leader {
+		return p.leaderState.HighWatermark()
+	}
+	return p.followerState.HighWatermark()
+}
+
+// Isr is the committed ISR while leader (nil otherwise).
+func (p *Partition) Isr() []int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.leader {
+		return nil
+	}
+	return p.leaderState.Isr()
 }
 
 // LogStartOffset and LogEndOffset come from the log.
 func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
 func (p *Partition) LogEndOffset() int64   { return p.log.LogEndOffset() }
 
+// CheckProduce is the check made before a produce touches the log: only
+// the leader appends, and an acks=-1 write needs an ISR of at least
+// min.insync.replicas (NOT_ENOUGH_REPLICAS).
+func (p *Partition) CheckProduce(acks int16) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.leader {
+		return kerr.NotLeaderForPartition
+	}
+	return p.leaderState.CheckProduceBeforeAppend(acks)
+}
+
 // AppendAsLeader appends validated batches, stamping the leader epoch.
 // logAppendTime >= 0 applies LogAppendTime.
 func (p *Partition) AppendAsLeader(batches []logstore.Batch, logAppendTime int64) (logstore.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	info, err := p.log.AppendAsLeader(batches, p.leaderEpoch, logAppendTime)
+	if !p.leader {
+		return logstore.AppendInfo{}, kerr.NotLeaderForPartition
+	}
+	info, err := p.log.AppendAsLeader(batches, p.leaderState.LeaderEpoch(), logAppendTime)
 	if err != nil {
 		return info, err
 	}
-	p.advanceHighWatermark(p.log.LogEndOffset())
+	if p.leaderState.AppendedAsLeader(p.log.LogEndOffset(), p.opts.Now()) {
+		p.wakeLocked()
+	}
 	return info, nil
 }
 
-// advanceHighWatermark moves the HW forward and wakes waiting fetches. The
-// caller holds mu.
-func (p *Partition) advanceHighWatermark(hw int64) {
-	if hw < p.highWatermark {
-		panic(fmt.Sprintf("%s-%d: high watermark would move backwards from %d to %d", p.Topic, p.Index, p.highWatermark, hw))
+// ProduceWait reports whether an acks=-1 produce whose last offset is
+// requiredOffset-1 is done, and with which error: NONE once the HW passed
+// it, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR then is below
+// min.insync.replicas, NOT_LEADER_OR_FOLLOWER if leadership moved.
+func (p *Partition) ProduceWait(requiredOffset int64) (done bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := ProduceWaitState{}
+	if p.leader {
+		st.Leader = p.leaderState
 	}
-	if hw == p.highWatermark {
-		return
-	}
-	p.highWatermark = hw
-	close(p.changed)
-	p.changed = make(chan struct{})
+	// The caller owns the request's timeout; the verdict here is only
+	// about replication, so the deadline is never reached.
+	now := p.opts.Now()
+	out := CheckDelayedProduce(st, requiredOffset, now, now.Add(time.Hour))
+	return out.Done, out.Err
 }
 
-// Changed returns a channel closed at the next high-watermark change.
+// Changed returns a channel closed at the next high-watermark or
+// leadership change.
 func (p *Partition) Changed() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -208,3 +315,6 @@ func (p *Partition) CheckLeaderEpoch(requested int32) error {
 	}
 	return nil
 }
+
+// String names the partition in logs and panics.
+func (p *Partition) String() string { return fmt.Sprintf("%s-%d", p.Topic, p.Index) }

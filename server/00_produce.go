@@ -78,6 +78,10 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 			}
 			var lastOffset int64
 			if err == nil {
+				// NOT_ENOUGH_REPLICAS before anything is appended.
+				err = p.CheckProduce(r.Acks)
+			}
+			if err == nil {
 				lastOffset, err = b.data.produceToPartition(p, rp.Records, req.Version, rules, now, &sp)
 			}
 			if err != nil {
@@ -158,10 +162,16 @@ func produceWait(resp *kmsg.ProduceResponse, pending []producePending, timeout t
 	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
 		timer := time.NewTimer(timeout)
 		defer timer.Stop()
-		for _, pp := range pending {
+		answered := make([]bool, len(pending))
+		for i, pp := range pending {
 			for {
 				changed := pp.p.Changed()
-				if pp.p.HighWatermark() >= pp.requiredOffset {
+				if done, err := pp.p.ProduceWait(pp.requiredOffset); done {
+					// NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank
+					// below min.insync.replicas; NOT_LEADER when
+					// leadership moved away meanwhile.
+					resp.Topics[pp.topic].Partitions[pp.partition].ErrorCode = errCode(err)
+					answered[i] = true
 					break
 				}
 				select {
@@ -171,8 +181,8 @@ func produceWait(resp *kmsg.ProduceResponse, pending []producePending, timeout t
 				case <-ctx.Done():
 				}
 				// Timed out: this and every still-pending partition.
-				for _, rest := range pending {
-					if rest.p.HighWatermark() < rest.requiredOffset {
+				for j, rest := range pending {
+					if !answered[j] {
 						resp.Topics[rest.topic].Partitions[rest.partition].ErrorCode = kerr.RequestTimedOut.Code
 					}
 				}

@@ -81,21 +81,30 @@ func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.Leade
 	}
 	leads := ps.Leader == self
 	if p == nil {
-		l, err := b.logs.GetOrCreate(topic, ps.Partition, id, b.cfg.TopicLogConfig(b.clusterTopicConfigs(topic)))
+		configs := b.clusterTopicConfigs(topic)
+		l, err := b.logs.GetOrCreate(topic, ps.Partition, id, b.cfg.TopicLogConfig(configs))
 		if err != nil {
 			b.logger.Error("cannot open a partition log", "topic", topic, "partition", ps.Partition, "err", err)
 			return kerr.KafkaStorageError
 		}
-		if leads {
-			p = replica.NewLeader(topic, ps.Partition, id, l, ps.LeaderEpoch)
-		} else {
-			p = replica.NewFollower(topic, ps.Partition, id, l, ps.Leader, ps.LeaderEpoch)
-		}
+		p = replica.New(topic, ps.Partition, id, l, l.LogEndOffset(), b.partitionOptions(configs))
 		c.hosted[tp] = p
-	} else if leads {
-		p.MakeLeader(ps.LeaderEpoch)
+	}
+	var applied bool
+	if leads {
+		applied = p.BecomeLeader(replica.LeaderAndIsr{
+			ControllerEpoch: ps.ControllerEpoch,
+			Leader:          ps.Leader,
+			LeaderEpoch:     ps.LeaderEpoch,
+			Isr:             ps.ISR,
+			PartitionEpoch:  ps.ZKVersion,
+			Replicas:        ps.Replicas,
+		})
 	} else {
-		p.MakeFollower(ps.Leader, ps.LeaderEpoch)
+		applied = p.BecomeFollower(ps.Leader, ps.LeaderEpoch)
+	}
+	if !applied {
+		return kerr.StaleControllerEpoch
 	}
 	b.logger.Info("partition state applied", "topic", topic, "partition", ps.Partition,
 		"leader", ps.Leader, "leader_epoch", ps.LeaderEpoch, "isr", ps.ISR, "role", map[bool]string{true: "leader", false: "follower"}[leads])

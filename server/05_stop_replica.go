@@ -64,7 +64,7 @@ func (b *Broker) stopReplica(topic string, partition, leaderEpoch int32, deleteL
 			return kerr.FencedLeaderEpoch
 		}
 		// Waiting fetches and produces see the partition go away.
-		p.MakeFollower(-1, p.LeaderEpoch())
+		p.Stop()
 		delete(c.hosted, tp)
 		if topic == offsetsTopic {
 			b.groups.UnloadPartition(partition)

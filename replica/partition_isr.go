@@ -1,0 +1,67 @@
+package replica
+
+// The live side of leader-made ISR changes (reference §3.3–§3.5): the
+// state machine proposes, Partition writes the state znode through the
+// IsrWriter outside its lock, then reports the outcome back.
+
+// UpdateFollowerFetch records a fetch from follower replicaID served by
+// this leader: fetchOffset is the follower's LEO, leaderLogEndOffset the
+// leader's LEO read before the records were read. It may move the HW (and
+// wake waiters) and may start an ISR expansion.
+func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset, followerLogStartOffset, leaderLogEndOffset int64) error {
+	p.mu.Lock()
+	if !p.leader {
+		p.mu.Unlock()
+		return ErrNotLeader
+	}
+	res, err := p.leaderState.UpdateFollowerFetch(replicaID, fetchOffset, followerLogStartOffset, p.opts.Now(), leaderLogEndOffset)
+	if res.HighWatermarkMoved {
+		p.wakeLocked()
+	}
+	p.mu.Unlock()
+	if res.IsrExpansion != nil {
+		p.writeIsr(*res.IsrExpansion)
+	}
+	return err
+}
+
+// MaybeShrinkIsr is the isr-expiration task's work for this partition,
+// run every replica.lag.time.max.ms / 2.
+func (p *Partition) MaybeShrinkIsr() {
+	p.mu.Lock()
+	var c *IsrChange
+	if p.leader {
+		c = p.leaderState.MaybeShrinkIsr(p.opts.Now())
+	}
+	p.mu.Unlock()
+	if c != nil {
+		p.writeIsr(*c)
+	}
+}
+
+// writeIsr persists a proposed ISR change and applies the outcome. With no
+// writer (standalone) there is nothing to persist: the change is applied.
+func (p *Partition) writeIsr(c IsrChange) {
+	var (
+		version = c.PartitionEpoch + 1
+		err     error
+	)
+	if w := p.opts.IsrWriter; w != nil {
+		version, err = w.WriteIsr(p.Topic, p.Index, p.opts.LocalID, c)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		// A version conflict means the controller changed the partition;
+		// 3.9 keeps the old ISR and waits for its LeaderAndIsr.
+		p.leaderState.FailIsrChange(c)
+		return
+	}
+	applied, moved := p.leaderState.CompleteIsrChange(c, version, p.opts.Now())
+	if applied && p.opts.IsrWriter != nil {
+		p.opts.IsrWriter.RecordIsrChange(p.Topic, p.Index)
+	}
+	if moved || applied {
+		p.wakeLocked()
+	}
+}

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/replica"
+)
+
+// nodeControl adapts controller.Node to what the broker needs of it
+// (ClusterControl) and to what a partition leader needs to persist its ISR
+// changes (replica.IsrWriter).
+type nodeControl struct{ n *controller.Node }
+
+var (
+	_ ClusterControl    = nodeControl{}
+	_ replica.IsrWriter = nodeControl{}
+)
+
+func (c nodeControl) IsController() bool  { return c.n.IsController() }
+func (c nodeControl) ControllerID() int32 { return c.n.ControllerID() }
+func (c nodeControl) BrokerEpoch() int64  { return c.n.BrokerEpoch() }
+
+func (c nodeControl) CreateTopic(_ context.Context, r ClusterTopicRequest) error {
+	_, err := c.n.CreateTopic(r.Name, r.NumPartitions, r.ReplicationFactor, r.Assignment, r.Configs, r.ValidateOnly)
+	return err
+}
+
+func (c nodeControl) DeleteTopic(_ context.Context, name string) error {
+	return c.n.DeleteTopic(name)
+}
+
+func (c nodeControl) CreatePartitions(_ context.Context, name string, count int32, assignment [][]int32, validateOnly bool) error {
+	return c.n.CreatePartitions(name, count, assignment, validateOnly)
+}
+
+func (c nodeControl) SetTopicConfig(ctx context.Context, name string, configs map[string]string) error {
+	return c.n.SetTopicConfig(ctx, name, configs)
+}
+
+func (c nodeControl) TopicConfigs(name string) (map[string]string, error) {
+	return c.n.TopicConfigs(name)
+}
+
+func (c nodeControl) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error) {
+	tps, err := c.n.ControlledShutdown(ctx, brokerID, brokerEpoch)
+	out := make([]TopicPartition, len(tps))
+	for i, tp := range tps {
+		out[i] = TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
+	}
+	return out, err
+}
+
+func (c nodeControl) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
+	return c.n.UpdateIsr(topic, partition, controller.LeaderAndIsr{
+		Leader:          leader,
+		LeaderEpoch:     ch.LeaderEpoch,
+		ISR:             ch.Isr,
+		ControllerEpoch: ch.ControllerEpoch,
+	}, ch.PartitionEpoch)
+}
+
+func (c nodeControl) RecordIsrChange(topic string, partition int32) {
+	c.n.RecordIsrChange(topic, partition)
+}
+
+// partitionOptions are the replication settings of a partition hosted in
+// cluster mode: min.insync.replicas from the topic's overrides, else the
+// broker's.
+func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Options {
+	minIsr := int(b.cfg.MinInsyncReplicas)
+	if v, ok := topicConfigs["min.insync.replicas"]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			minIsr = n
+		}
+	}
+	opts := replica.Options{
+		LocalID:           b.cfg.BrokerID,
+		ReplicaLagTimeMax: b.cfg.ReplicaLagTimeMax,
+		MinInsyncReplicas: minIsr,
+		Now:               b.now,
+	}
+	if w, ok := b.cluster.control.(replica.IsrWriter); ok {
+		opts.IsrWriter = w
+	}
+	return opts
+}
