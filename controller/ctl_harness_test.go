@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -247,13 +245,6 @@ func brokersOf[V any](m map[int32]V) []int32 {
 	}
 	slices.Sort(ids)
 	return ids
-}
-
-func mustKafkaErr(t *testing.T, err error, code *kerr.Error) {
-	t.Helper()
-	if !errors.Is(err, code) {
-		t.Fatalf("got %v, want %v", err, code)
-	}
 }
 
 // raceZK runs before ahead of every Multi, to interleave another client's

@@ -153,10 +153,7 @@ func updateIsr(zk zkClient, tp topicPartition, s LeaderAndIsr, expected int32) (
 	if len(s.ISR) == 0 {
 		return 0, fmt.Errorf("controller: refusing to write an empty ISR for %s-%d", tp.Topic, tp.Partition)
 	}
-	want := partitionStateZNode{
-		Leader: s.Leader, LeaderEpoch: s.LeaderEpoch, ISR: s.ISR,
-		ControllerEpoch: s.ControllerEpoch, LeaderRecoveryState: s.LeaderRecoveryState,
-	}
+	want := partitionStateZNode(s)
 	path := partitionStatePath(tp.Topic, tp.Partition)
 	st, err := zk.Set(path, want.encode(), expected)
 	if err == nil {

@@ -30,13 +30,13 @@ func startNodes(t *testing.T, h zkHarness, ch BrokerChannel, clock *atomic.Int64
 		reg := prometheus.NewRegistry()
 		tn := &testNode{zk: h.connect(t), reg: reg, isr: make(chan time.Time), done: make(chan error, 1)}
 		n, err := New(Config{
-			BrokerID:            id,
-			ZooKeeperConnect:    "unused",
-			InterBrokerListener: "PLAINTEXT",
-			Endpoints:           []Endpoint{{Listener: "PLAINTEXT", Host: "127.0.0.1", Port: 9092 + id, SecurityProtocol: "PLAINTEXT"}},
-			Registerer:          reg,
-			BrokerChannel:       ch,
-			Now:                 func() time.Time { return time.UnixMilli(clock.Load()) },
+			BrokerID:                  id,
+			ZooKeeperConnect:          "unused",
+			InterBrokerListener:       "PLAINTEXT",
+			Endpoints:                 []Endpoint{{Listener: "PLAINTEXT", Host: "127.0.0.1", Port: 9092 + id, SecurityProtocol: "PLAINTEXT"}},
+			Registerer:                reg,
+			BrokerChannel:             ch,
+			Now:                       func() time.Time { return time.UnixMilli(clock.Load()) },
 			IsrChangePropagationTicks: tn.isr,
 		}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {

@@ -55,10 +55,6 @@ func newRequestBatch(ctx *controllerContext) *requestBatch {
 	}
 }
 
-func (b *requestBatch) empty() bool {
-	return len(b.lai) == 0 && len(b.umBrokers) == 0 && len(b.stop) == 0
-}
-
 // addLeaderAndIsr queues the partition's state for brokers, and, as every
 // LeaderAndIsr does in Kafka, an UpdateMetadata of it to all live brokers.
 func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp topicPartition, st partitionLeadership, a replicaAssignment, isNew bool) {
