@@ -217,3 +217,16 @@ func TestPartitionAddition(t *testing.T) {
 		t.Errorf("partitions %d", n)
 	}
 }
+
+// An admin call to a controller that has stopped answers NOT_CONTROLLER
+// instead of waiting for an event that will never run.
+func TestCallAfterStop(t *testing.T) {
+	h := newCtlHarness(t, 1)
+	c := h.becomeController(1)
+	c.stop()
+	ran := false
+	err := c.call(t.Context(), "probe", func() error { ran = true; return nil })
+	if !errors.Is(err, kerr.NotController) || ran {
+		t.Fatalf("call after stop: %v ran %v", err, ran)
+	}
+}

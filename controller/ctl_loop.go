@@ -63,6 +63,9 @@ type kafkaController struct {
 	queue   []ctlEvent
 	wake    chan struct{}
 	stopped bool
+	// done is closed by stop, so that callers waiting on an event that
+	// will never run give up.
+	done chan struct{}
 }
 
 func newKafkaController(zk zkClient, cfg controllerConfig, st controllerStatus, ch BrokerChannel, synchronous bool, log *slog.Logger, m *controllerMetrics) *kafkaController {
@@ -75,6 +78,7 @@ func newKafkaController(zk zkClient, cfg controllerConfig, st controllerStatus, 
 		log:            log,
 		metrics:        m,
 		wake:           make(chan struct{}, 1),
+		done:           make(chan struct{}),
 	}
 	c.chans = &channelManager{
 		ch:           ch,
@@ -130,15 +134,17 @@ func (c *kafkaController) call(ctx context.Context, name string, f func() error)
 		}
 		return nil
 	}})
-	c.mu.Lock()
-	stopped := c.stopped
-	c.mu.Unlock()
-	if stopped {
-		return errNotController
-	}
 	select {
 	case err := <-done:
 		return err
+	case <-c.done:
+		// It may have run just before the stop.
+		select {
+		case err := <-done:
+			return err
+		default:
+			return errNotController
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -250,9 +256,14 @@ func (c *kafkaController) run(ctx context.Context) error {
 // closed, the metrics zeroed.
 func (c *kafkaController) stop() {
 	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return
+	}
 	c.stopped = true
 	c.queue = nil
 	c.mu.Unlock()
+	close(c.done)
 	c.chans.close()
 	if c.metrics != nil {
 		c.metrics.resign()

@@ -3,7 +3,40 @@
 // and the controller's decisions. The reference is
 // reference/kafka-zk-replication.md §1 (znodes) and §2 (controller).
 //
-// What is here (foundations; nothing is wired into server/ or cmd/ yet):
+// Public API (ctl_node.go, ctl_admin.go, ctl_isr_propagation.go): New(Config,
+// logger) and (*Node).Run(ctx) join the cluster — register the broker, run
+// the election and, while this broker is controller, the controller.
+// Queries: ControllerID, IsController, ControllerEpoch, ClusterID,
+// BrokerEpoch. Controller-only operations (others answer NOT_CONTROLLER):
+// CreateTopic, DeleteTopic, CreatePartitions, ControlledShutdown,
+// ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments.
+// Any broker: SetTopicConfig, and for partition leaders UpdateIsr (the
+// conditional ISR write, ErrIsrVersionConflict on a lost race) and
+// RecordIsrChange (feeds the isr-change-propagation task). Errors carry
+// Kafka codes: errors.Is(err, kerr.X), errors.As(err, *KafkaError) for the
+// message. Controller requests leave through BrokerChannel (Config), by
+// default a franz-go client pinned to each broker's inter-broker endpoint.
+// Gauges: kafka_controller_kafkacontroller_{activecontrollercount,
+// controllerepoch,globalpartitioncount,globaltopiccount,
+// offlinepartitionscount} (Config.Registerer).
+//
+// The controller (ctl_*.go) is Kafka 3.9's ZooKeeper controller with the
+// leader-written ISR of IBP ≤ 2.7-IV1: kafkaController is one tenure (one
+// controller epoch) running a single event loop (ctl_loop.go) over
+// ZooKeeper watches, broker responses, admin calls and ticks. Failover
+// (ctl_failover.go), broker change (ctl_broker_change.go), topic and
+// partition creation (ctl_topic_change.go), ISR change notifications
+// (ctl_isr_change.go), deletion (ctl_delete.go), controlled shutdown,
+// elections and rebalance, reassignment (KIP-455) each have a file; the
+// partition and replica state machines (ctl_partition_sm.go,
+// ctl_replica_sm.go) do the read–decide–conditional-write loop of §2.6;
+// requestBatch (ctl_requests.go) builds LeaderAndIsr v7, UpdateMetadata v8
+// and StopReplica v4 with kmsg; channelManager (ctl_channel.go) keeps one
+// ordered queue per broker and retries until the broker goes away. Unit
+// tests drive the loop with runUntilIdle over the fake ZooKeeper and a
+// synchronous recording channel, so their histories are deterministic.
+//
+// Foundations:
 //
 //   - zkClient (zk.go): the ZooKeeper operations we use — Create in the four
 //     modes, Get/Exists/Children with one-shot watches, versioned Set and
@@ -28,6 +61,14 @@
 //     and elects again for every session and every /controller deletion.
 //
 // Invariants:
+//   - Only the event goroutine touches a kafkaController's context and
+//     watches; everything else enqueues. Every decision re-reads the state
+//     znodes it writes and writes them conditionally on the version read.
+//   - Per broker, requests leave in the order decided: within one decision
+//     LeaderAndIsr, then UpdateMetadata, then StopReplica; the live-broker
+//     UpdateMetadata of failover and broker start-up precedes them.
+//   - Leader recovery (KIP-704) is not used: with leader-written ISRs no
+//     one would clear RECOVERING, so an unclean leader is written RECOVERED.
 //   - Every controller write goes through controllerWrite, which checks the
 //     /controller_epoch version the controller was elected at; a failed
 //     check is errControllerMoved and the controller must resign. So a
@@ -39,7 +80,12 @@
 //   - Decisions take no clock: timestamps written into znodes come from an
 //     injected nowMs, randomness from an injected intn.
 //
-// Locks: fakeZK.mu guards the fake's whole tree, sessions and watches;
+// Locks: Node.mu guards the Node's status fields and is never held across
+// ZooKeeper calls or while waiting for the event loop. kafkaController.mu
+// guards only its event queue. channelManager.mu guards its queue map, each
+// brokerQueue.mu its pending list; neither is held while sending. The
+// isrChangePropagator's mu guards its set. No lock is taken while holding
+// another. fakeZK.mu guards the fake's whole tree, sessions and watches;
 // watch channels are buffered so firing under it never blocks. zkConn.mu
 // guards only the session state that go-zookeeper's callback updates; it is
 // never held across a ZooKeeper call. zkMember has no locks: its state lives
