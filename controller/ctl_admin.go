@@ -354,8 +354,9 @@ func createPartitions(zk zkClient, name string, count int32, assignment [][]int3
 // SetTopicConfig replaces the topic's overrides in /config/topics/<t> and
 // announces the change in /config/changes (every broker re-reads it). Any
 // broker may do it. Turning unclean.leader.election.enable on makes the
-// controller retry the topic's offline partitions (reference §2.5).
-func (n *Node) SetTopicConfig(ctx context.Context, name string, configs map[string]string) error {
+// controller, which watches the notifications, retry the topic's offline
+// partitions (reference §2.5).
+func (n *Node) SetTopicConfig(_ context.Context, name string, configs map[string]string) error {
 	zk, err := n.client()
 	if err != nil {
 		return err
@@ -371,17 +372,8 @@ func (n *Node) SetTopicConfig(ctx context.Context, name string, configs map[stri
 	if err := createRecursive(zk, configChangesPath); err != nil {
 		return err
 	}
-	if _, err := zk.Create(configChangesPath+"/"+configChangePrefix, encodeConfigChange(configTypeTopic+"/"+name), modePersistentSequential); err != nil {
-		return err
-	}
-	if configs["unclean.leader.election.enable"] == "true" {
-		if c, err := n.controller(); err == nil {
-			return c.call(ctx, "TopicUncleanLeaderElectionEnable", func() error {
-				return c.processTopicUncleanLeaderElectionEnable(name)
-			})
-		}
-	}
-	return nil
+	_, err = zk.Create(configChangesPath+"/"+configChangePrefix, encodeConfigChange(configTypeTopic+"/"+name), modePersistentSequential)
+	return err
 }
 
 // processTopicUncleanLeaderElectionEnable elects leaders for the topic's

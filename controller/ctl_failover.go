@@ -99,10 +99,16 @@ func (c *kafkaController) onControllerFailover() error {
 		return err
 	}
 	c.sendBatch(b)
+	if err := c.watchConfigChanges(); err != nil {
+		return err
+	}
 	if err := c.resumeReassignments(); err != nil {
 		return err
 	}
-	return c.processTopicDeletionMarkers(deletions)
+	if err := c.processTopicDeletionMarkers(deletions); err != nil {
+		return err
+	}
+	return c.processPreferredReplicaElection()
 }
 
 // childrenW lists path's children and arms ev for their next change.

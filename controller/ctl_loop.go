@@ -58,6 +58,8 @@ type kafkaController struct {
 	metrics        *controllerMetrics
 
 	watches []armedWatch
+	// lastConfigChange is the highest /config/changes sequence handled.
+	lastConfigChange int64
 
 	mu      sync.Mutex
 	queue   []ctlEvent

@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"slices"
+	"testing"
+)
+
+// unclean.leader.election.enable turned on by any broker (a config change
+// notification) makes the controller elect the topic's offline
+// partitions; notifications older than the controller are not replayed.
+func TestUncleanEnabledThroughConfigChange(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	other := &Node{zk: h.admin, status: noController}
+	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
+	h.createTopic("idle", map[int32][]int32{0: {1, 2}})
+	if err := other.SetTopicConfig(t.Context(), "idle", map[string]string{"retention.ms": "5"}); err != nil {
+		t.Fatal(err)
+	}
+	h.becomeController(3)
+	if _, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	h.killBroker(1)
+	h.run()
+	if s, _ := h.state("orders", 0); s.Leader != -1 {
+		t.Fatalf("setup: %+v", s)
+	}
+	if err := other.SetTopicConfig(t.Context(), "orders", map[string]string{"unclean.leader.election.enable": "false"}); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	if s, _ := h.state("orders", 0); s.Leader != -1 {
+		t.Fatalf("elected with unclean election off: %+v", s)
+	}
+	if err := other.SetTopicConfig(t.Context(), "orders", map[string]string{"unclean.leader.election.enable": "true"}); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	if s, _ := h.state("orders", 0); s.Leader != 2 || !slices.Equal(s.ISR, []int32{2}) {
+		t.Errorf("after enabling unclean election: %+v", s)
+	}
+	if h.c.lastConfigChange != 2 {
+		t.Errorf("last config change handled %d", h.c.lastConfigChange)
+	}
+}
+
+// The legacy /admin/preferred_replica_election node: a preferred election
+// for its partitions, then the node goes.
+func TestLegacyPreferredReplicaElection(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	h.becomeController(3)
+	setupDisplacedLeader(t, h)
+	mustCreate(t, h.admin, preferredReplicaElectionPath, string(encodePartitionList([]topicPartition{{"orders", 0}})), modePersistent)
+	h.run()
+	if s, _ := h.state("orders", 0); s.Leader != 1 {
+		t.Errorf("after legacy preferred election: %+v", s)
+	}
+	if ok, _, _ := h.admin.Exists(preferredReplicaElectionPath); ok {
+		t.Error("node not deleted")
+	}
+}
