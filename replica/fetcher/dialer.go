@@ -1,0 +1,67 @@
+package fetcher
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Dialer opens connections to leaders. Each fetcher holds one Conn and
+// drops it (Close, then Dial again after a back-off) on any request error.
+type Dialer interface {
+	// Dial returns a connection to leader; clientID is Kafka's
+	// broker-<id>-fetcher-<fetcherId>.
+	Dial(ctx context.Context, leader BrokerEndpoint, clientID string) (Conn, error)
+}
+
+// Conn sends requests to one leader.
+type Conn interface {
+	// Request sends req at a version no higher than req.GetVersion() (lower
+	// if the leader supports less) and returns the response, whose version
+	// is the one used.
+	Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+	Close()
+}
+
+// KgoDialer is the production Dialer: one franz-go client pinned to the
+// leader's address per connection. franz-go negotiates versions with
+// ApiVersions; the requested version caps that negotiation.
+type KgoDialer struct {
+	// Opts are extra client options (TLS, SASL, dial timeouts).
+	Opts []kgo.Opt
+}
+
+// Dial implements Dialer. franz-go connects lazily, so an unreachable
+// leader surfaces as an error from the first Request.
+func (d KgoDialer) Dial(_ context.Context, leader BrokerEndpoint, clientID string) (Conn, error) {
+	opts := append([]kgo.Opt{kgo.SeedBrokers(leader.Addr), kgo.ClientID(clientID)}, d.Opts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("client for leader %d at %s: %w", leader.ID, leader.Addr, err)
+	}
+	return kgoConn{cl: cl}, nil
+}
+
+type kgoConn struct{ cl *kgo.Client }
+
+func (c kgoConn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	seeds := c.cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return nil, fmt.Errorf("no seed broker")
+	}
+	return seeds[0].Request(ctx, versionCap{Request: req, max: req.GetVersion()})
+}
+
+func (c kgoConn) Close() { c.cl.Close() }
+
+// versionCap makes franz-go negotiate no higher than the version we chose:
+// it sets the version to min(MaxVersion, leader's max), and MaxVersion is
+// the only hook it offers per request.
+type versionCap struct {
+	kmsg.Request
+	max int16
+}
+
+func (v versionCap) MaxVersion() int16 { return v.max }

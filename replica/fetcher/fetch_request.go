@@ -1,0 +1,99 @@
+package fetcher
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// fetchRequest builds the round's Fetch (reference §4.2) for sts, whose
+// fetch offsets it records in sent so the answer can be matched to them.
+// No fetch session: session id 0 and epoch -1 ask for a full, sessionless
+// fetch, which every broker serves.
+func (f *fetcher) fetchRequest(sts []*partitionState) (*kmsg.FetchRequest, []sentPartition) {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = f.cfg.FetchVersion
+	for _, st := range sts {
+		if st.p.TopicID() == ([16]byte{}) {
+			// Without a topic id for every partition Kafka caps Fetch
+			// at v12 (reference §2.13).
+			req.Version = min(req.Version, topicIDVersion-1)
+		}
+	}
+	req.ReplicaID = f.cfg.BrokerID
+	req.ReplicaState.ID = f.cfg.BrokerID
+	req.ReplicaState.Epoch = f.cfg.BrokerEpoch
+	req.MaxWaitMillis = int32(f.cfg.ReplicaFetchWaitMax.Milliseconds())
+	req.MinBytes = f.cfg.ReplicaFetchMinBytes
+	req.MaxBytes = f.cfg.ReplicaFetchResponseMaxBytes
+	req.IsolationLevel = 0
+	req.SessionID = 0
+	req.SessionEpoch = -1
+
+	sent := make([]sentPartition, 0, len(sts))
+	byTopic := map[string]int{}
+	for _, st := range sts {
+		i, ok := byTopic[st.part.Topic]
+		if !ok {
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic = st.part.Topic
+			t.TopicID = st.p.TopicID()
+			req.Topics = append(req.Topics, t)
+			i = len(req.Topics) - 1
+			byTopic[st.part.Topic] = i
+		}
+		p := kmsg.NewFetchRequestTopicPartition()
+		p.Partition = st.part.Partition
+		p.CurrentLeaderEpoch = st.leaderEpoch
+		p.FetchOffset = st.fetchOffset
+		p.LastFetchedEpoch = lastFetchedEpoch(st.p.LeaderEpochEntries())
+		p.LogStartOffset = st.p.LogStartOffset()
+		p.PartitionMaxBytes = f.cfg.ReplicaFetchMaxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+		sent = append(sent, sentPartition{st: st, fetchOffset: st.fetchOffset, leaderEpoch: st.leaderEpoch})
+	}
+	return req, sent
+}
+
+// sentPartition is what a partition's answer is checked against: Kafka
+// applies a response only if the partition's fetch offset did not change
+// meanwhile (reference §4.3).
+type sentPartition struct {
+	st          *partitionState
+	fetchOffset int64
+	leaderEpoch int32
+}
+
+// fetchResponsePartitions indexes a response by topic id (v13+) or name.
+func fetchResponsePartitions(resp *kmsg.FetchResponse, sts []sentPartition) map[*partitionState]*kmsg.FetchResponseTopicPartition {
+	type key struct {
+		id    [16]byte
+		topic string
+		part  int32
+	}
+	byKey := map[key]*kmsg.FetchResponseTopicPartition{}
+	for ti := range resp.Topics {
+		t := &resp.Topics[ti]
+		for pi := range t.Partitions {
+			p := &t.Partitions[pi]
+			k := key{part: p.Partition}
+			if resp.Version >= topicIDVersion {
+				k.id = t.TopicID
+			} else {
+				k.topic = t.Topic
+			}
+			byKey[k] = p
+		}
+	}
+	out := map[*partitionState]*kmsg.FetchResponseTopicPartition{}
+	for _, s := range sts {
+		k := key{part: s.st.part.Partition}
+		if resp.Version >= topicIDVersion {
+			k.id = s.st.p.TopicID()
+		} else {
+			k.topic = s.st.part.Topic
+		}
+		if p, ok := byKey[k]; ok {
+			out[s.st] = p
+		}
+	}
+	return out
+}
