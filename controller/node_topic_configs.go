@@ -19,3 +19,15 @@ func (n *Node) TopicConfigs(name string) (map[string]string, error) {
 	}
 	return decodeConfigZNode(data)
 }
+
+// AutoCreateTopic writes a new topic's znodes from any broker, not only the
+// controller: Kafka's ZooKeeper-mode brokers auto-create topics (Metadata,
+// FindCoordinator for __consumer_offsets) through their own AdminZkClient,
+// and the controller picks the topic up from its watch.
+func (n *Node) AutoCreateTopic(name string, partitions int32, replicationFactor int16, configs map[string]string) ([16]byte, error) {
+	zk, err := n.client()
+	if err != nil {
+		return [16]byte{}, err
+	}
+	return createTopic(zk, name, partitions, replicationFactor, nil, configs, false, randIntn, newTopicID)
+}

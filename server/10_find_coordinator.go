@@ -41,7 +41,10 @@ func handleFindCoordinator(b *Broker, _ context.Context, req *protocol.Request) 
 				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 				break
 			}
-			c.NodeID, c.Host, c.Port = b.cfg.BrokerID, host, port
+			c.NodeID, c.Host, c.Port = b.coordinatorFor(key, req.Conn.Listener, host, port)
+			if c.NodeID < 0 {
+				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			}
 		}
 		if c.ErrorCode != 0 {
 			msg := kerr.ErrorForCode(c.ErrorCode).Error()

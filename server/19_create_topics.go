@@ -115,7 +115,7 @@ func (b *Broker) createTopicFromRequest(rt kmsg.CreateTopicsRequestTopic, valida
 		if rf == -1 {
 			rf = b.cfg.DefaultReplicationFactor
 		}
-		if rf > 1 {
+		if rf > 1 && b.cluster == nil {
 			return nil, b.replicationFactorError(rf)
 		}
 	}
@@ -167,7 +167,7 @@ func (b *Broker) checkReplicas(replicas []int32) error {
 			return newTopicError(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once.", r)
 		}
 		seen[r] = true
-		if r != b.cfg.BrokerID {
+		if !b.brokerRegistered(r) {
 			return newTopicError(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no broker with that id is registered.", r)
 		}
 	}

@@ -102,7 +102,7 @@ func (b *Broker) autoCreateTopic(name string) error {
 	if name == offsetsTopic {
 		return b.ensureOffsetsTopic()
 	}
-	_, err := b.createTopic(CreateTopicRequest{Name: name, NumPartitions: -1, ReplicationFactor: -1})
+	_, err := b.createTopic(CreateTopicRequest{Name: name, NumPartitions: -1, ReplicationFactor: -1, Auto: true})
 	return err
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kbroker/kbroker/config"
+	"github.com/kbroker/kbroker/controller"
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/server/group"
@@ -53,9 +54,6 @@ type Broker struct {
 // New opens the log dirs (recovering them after a crash) and loads the topic
 // table. It does not listen yet; Run does.
 func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Broker, error) {
-	if !cfg.Standalone() {
-		return nil, errors.New("zookeeper.connect is set, but cluster mode is not available in this build yet; unset it for a standalone broker")
-	}
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
@@ -68,15 +66,27 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		bound:      map[string]*net.TCPAddr{},
 		now:        time.Now,
 	}
-	logs, err := logstore.OpenManager(cfg.LogDirs, cfg.LogDefaults(), logger)
+	logs, err := logstore.OpenManagerWithOptions(logstore.ManagerOptions{
+		Dirs:     cfg.LogDirs,
+		Defaults: cfg.LogDefaults(),
+		Logger:   logger,
+		BrokerID: cfg.BrokerID,
+	})
 	if err != nil {
 		return nil, err
 	}
 	b.logs = logs
-	b.topicStore = newFileTopicStore(cfg.LogDirs[0])
-	if err := b.loadTopics(); err != nil {
-		logs.Close()
-		return nil, err
+	if cfg.Standalone() {
+		b.topicStore = newFileTopicStore(cfg.LogDirs[0])
+		if err := b.loadTopics(); err != nil {
+			logs.Close()
+			return nil, err
+		}
+	} else {
+		// The topic table comes from the controller's UpdateMetadata; the
+		// ZooKeeper side is connected in Run, once the listeners are
+		// bound and can be registered.
+		b.cluster = newClusterState(nil)
 	}
 	b.data = newDataPath(b)
 	b.groups = group.New(group.Config{
@@ -87,10 +97,13 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		GroupMaxSize:               int(cfg.GroupMaxSize),
 		OffsetsRetention:           cfg.OffsetsRetention,
 		TopicPartitionExists: func(topic string, partition int32) bool {
-			return b.partition(topic, partition) != nil
+			t := b.topic(topic)
+			return t != nil && partition >= 0 && int(partition) < len(t.States)
 		},
 	}, offsetsLog{b}, group.RealClock{}, logger)
-	if err := b.loadOffsetsPartitions(); err != nil {
+	// Standalone, this broker leads every __consumer_offsets partition;
+	// in cluster mode LeaderAndIsr says which.
+	if err := b.loadOffsetsPartitions(); b.cluster == nil && err != nil {
 		logs.Close()
 		return nil, err
 	}
@@ -154,8 +167,21 @@ func (b *Broker) Run(ctx context.Context) error {
 		b.bound[l.Name] = ln.Addr().(*net.TCPAddr)
 		b.boundMu.Unlock()
 	}
+	var node *controller.Node
+	if b.cluster != nil {
+		n, err := b.newNode()
+		if err != nil {
+			for _, o := range lns {
+				o.Close()
+			}
+			b.logs.Close()
+			return err
+		}
+		node = n
+		b.cluster.control = nodeControl{n}
+	}
 	var wg sync.WaitGroup
-	errs := make(chan error, len(lns)+1)
+	errs := make(chan error, len(lns)+2)
 	for i, ln := range lns {
 		name := b.cfg.Listeners[i].Name
 		b.logger.Info("listening", "listener", name, "addr", ln.Addr().String())
@@ -172,6 +198,22 @@ func (b *Broker) Run(ctx context.Context) error {
 		defer wg.Done()
 		b.logs.Run(ctx)
 	}()
+	if node != nil {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if err := node.Run(ctx); err != nil && ctx.Err() == nil {
+				errs <- fmt.Errorf("zookeeper: %w", err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			b.runClusterTasks(ctx)
+		}()
+		if err := b.adoptClusterID(ctx, node); err != nil {
+			errs <- err
+		}
+	}
 	b.logger.Info("kbroker started", "broker.id", b.cfg.BrokerID, "cluster.id", b.logs.ClusterID())
 
 	var runErr error
@@ -180,6 +222,12 @@ func (b *Broker) Run(ctx context.Context) error {
 	case runErr = <-errs:
 	}
 	b.logger.Info("shutting down")
+	if runErr == nil {
+		// Leadership moves off this broker while it still serves.
+		sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		b.controlledShutdown(sctx)
+		scancel()
+	}
 	cancel()
 	b.srv.Close()
 	wg.Wait()

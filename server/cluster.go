@@ -28,6 +28,8 @@ type ClusterControl interface {
 	ControllerID() int32
 	BrokerEpoch() int64
 	CreateTopic(ctx context.Context, req ClusterTopicRequest) error
+	// AutoCreateTopic creates a topic from any broker (auto-creation).
+	AutoCreateTopic(ctx context.Context, req ClusterTopicRequest) error
 	DeleteTopic(ctx context.Context, name string) error
 	CreatePartitions(ctx context.Context, name string, count int32, assignment [][]int32, validateOnly bool) error
 	SetTopicConfig(ctx context.Context, name string, configs map[string]string) error

@@ -27,6 +27,11 @@ func (c nodeControl) CreateTopic(_ context.Context, r ClusterTopicRequest) error
 	return err
 }
 
+func (c nodeControl) AutoCreateTopic(_ context.Context, r ClusterTopicRequest) error {
+	_, err := c.n.AutoCreateTopic(r.Name, r.NumPartitions, r.ReplicationFactor, r.Configs)
+	return err
+}
+
 func (c nodeControl) DeleteTopic(_ context.Context, name string) error {
 	return c.n.DeleteTopic(name)
 }

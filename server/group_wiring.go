@@ -31,14 +31,26 @@ func (b *Broker) ensureOffsetsTopic() error {
 	if b.topic(offsetsTopic) != nil {
 		return nil
 	}
+	// Standalone there is one broker, whatever offsets.topic.replication.factor
+	// says; in a cluster, no more replicas than live brokers (Kafka would
+	// refuse until enough brokers are up).
+	rf := int16(1)
+	if b.cluster != nil {
+		rf = min(b.cfg.OffsetsTopicReplicationFactor, int16(len(b.cluster.liveBrokers())))
+	}
 	_, err := b.createTopic(CreateTopicRequest{
 		Name:              offsetsTopic,
 		NumPartitions:     b.cfg.OffsetsTopicNumPartitions,
-		ReplicationFactor: 1, // standalone: one broker, whatever offsets.topic.replication.factor says
+		ReplicationFactor: rf,
 		Configs:           b.offsetsTopicConfigs(),
+		Auto:              true,
 	})
 	if err != nil && err != kerr.TopicAlreadyExists {
 		return err
+	}
+	if b.cluster != nil {
+		// LeaderAndIsr hands this broker the partitions it leads.
+		return nil
 	}
 	return b.loadOffsetsPartitions()
 }
@@ -124,4 +136,26 @@ func (o offsetsLog) Replay(partition int32, fn func(key, value []byte) error) er
 			}
 		}
 	}
+}
+
+// coordinatorFor names the group coordinator for key: the leader of its
+// __consumer_offsets partition. Standalone that is this broker (host and
+// port are its own advertised endpoint); -1 when the leader is not known
+// or has no endpoint on the listener.
+func (b *Broker) coordinatorFor(key, listener, host string, port int32) (int32, string, int32) {
+	if b.cluster == nil {
+		return b.cfg.BrokerID, host, port
+	}
+	t := b.topic(offsetsTopic)
+	p := b.groups.PartitionFor(key)
+	if t == nil || int(p) >= len(t.States) {
+		return -1, "", -1
+	}
+	leader := t.States[p].Leader
+	for _, bi := range b.brokersFor(listener) {
+		if bi.ID == leader {
+			return bi.ID, bi.Host, bi.Port
+		}
+	}
+	return -1, "", -1
 }

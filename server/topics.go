@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -125,13 +126,20 @@ type CreateTopicRequest struct {
 	Assignment   map[int32][]int32
 	Configs      map[string]string
 	ValidateOnly bool
+	// Auto marks an automatic creation (Metadata, FindCoordinator), which
+	// any broker may make; CreateTopics is served by the controller only.
+	Auto bool
 }
 
 // createTopic creates a topic in the local topic table and its partitions'
-// logs. Errors are kerr errors suitable for a CreateTopics response.
+// logs (standalone) or through the controller (cluster mode). Errors are
+// kerr errors suitable for a CreateTopics response.
 func (b *Broker) createTopic(req CreateTopicRequest) (*Topic, error) {
 	if err := validateTopicName(req.Name); err != nil {
 		return nil, err
+	}
+	if b.cluster != nil {
+		return b.createClusterTopic(req)
 	}
 	n := req.NumPartitions
 	if len(req.Assignment) > 0 {
@@ -254,6 +262,11 @@ func (b *Broker) openPartitions(t *Topic, from, to int32) error {
 
 // createPartitions grows a topic to count partitions.
 func (b *Broker) createPartitions(name string, count int32, validateOnly bool) error {
+	if b.cluster != nil {
+		return b.clusterAdmin(func(ctx context.Context, c ClusterControl) error {
+			return c.CreatePartitions(ctx, name, count, nil, validateOnly)
+		})
+	}
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	t := b.topic(name)
@@ -289,6 +302,11 @@ func (b *Broker) createPartitions(name string, count int32, validateOnly bool) e
 
 // deleteTopic removes a topic and its data.
 func (b *Broker) deleteTopic(name string) error {
+	if b.cluster != nil {
+		return b.clusterAdmin(func(ctx context.Context, c ClusterControl) error {
+			return c.DeleteTopic(ctx, name)
+		})
+	}
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	t := b.topic(name)
@@ -317,6 +335,15 @@ func (b *Broker) deleteTopic(name string) error {
 
 // setTopicConfigs replaces a topic's overrides and applies them to its logs.
 func (b *Broker) setTopicConfigs(name string, configs map[string]string) error {
+	if b.cluster != nil {
+		err := b.clusterAdmin(func(ctx context.Context, c ClusterControl) error {
+			return c.SetTopicConfig(ctx, name, configs)
+		})
+		if err == nil {
+			b.useTopicConfigs(name, configs)
+		}
+		return err
+	}
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	t := b.topic(name)

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kbroker/kbroker/replica"
+)
+
+// Cluster-mode topic administration. As in Kafka's ZooKeeper mode the
+// controller broker serves CreateTopics, DeleteTopics, CreatePartitions and
+// the config APIs by writing znodes; the other brokers answer
+// NOT_CONTROLLER, and clients retry against the controller Metadata names.
+// Auto-creation (Metadata, FindCoordinator) is the exception: Kafka lets
+// any broker write the new topic's znodes.
+
+// clusterAdminTimeout bounds an admin operation, including the wait for
+// the controller's LeaderAndIsr and UpdateMetadata to reach this broker.
+const clusterAdminTimeout = 30 * time.Second
+
+// clusterAdmin runs op on the controller broker, refusing elsewhere.
+func (b *Broker) clusterAdmin(op func(context.Context, ClusterControl) error) error {
+	c := b.cluster.control
+	if c == nil || !c.IsController() {
+		return kerr.NotController
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterAdminTimeout)
+	defer cancel()
+	return op(ctx, c)
+}
+
+// createClusterTopic has the controller write the topic's znodes, then
+// waits until the metadata cache shows every partition with a leader, so
+// that a client's next Metadata finds the topic (Kafka's
+// DelayedCreatePartitions does the same wait).
+func (b *Broker) createClusterTopic(req CreateTopicRequest) (*Topic, error) {
+	c := b.cluster.control
+	if c == nil {
+		return nil, kerr.CoordinatorNotAvailable
+	}
+	if b.topic(req.Name) != nil {
+		return nil, kerr.TopicAlreadyExists
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterAdminTimeout)
+	defer cancel()
+	creq := ClusterTopicRequest{
+		Name:              req.Name,
+		NumPartitions:     req.NumPartitions,
+		ReplicationFactor: req.ReplicationFactor,
+		Assignment:        req.Assignment,
+		Configs:           req.Configs,
+		ValidateOnly:      req.ValidateOnly,
+	}
+	if len(req.Assignment) == 0 {
+		if creq.NumPartitions == -1 {
+			creq.NumPartitions = b.cfg.NumPartitions
+		}
+		if creq.ReplicationFactor == -1 {
+			creq.ReplicationFactor = b.cfg.DefaultReplicationFactor
+		}
+	} else {
+		creq.NumPartitions, creq.ReplicationFactor = -1, -1
+	}
+	create := c.CreateTopic
+	if req.Auto {
+		create = c.AutoCreateTopic
+	} else if !c.IsController() {
+		return nil, kerr.NotController
+	}
+	if err := create(ctx, creq); err != nil {
+		return nil, err
+	}
+	n := creq.NumPartitions
+	if len(req.Assignment) > 0 {
+		n = int32(len(req.Assignment))
+	}
+	if req.ValidateOnly {
+		return &Topic{Name: req.Name, Partitions: make([]*replica.Partition, n), States: make([]PartitionState, n), Configs: req.Configs}, nil
+	}
+	for {
+		if t := b.topic(req.Name); t != nil && int32(len(t.States)) >= n && allLed(t) {
+			return t, nil
+		}
+		select {
+		case <-ctx.Done():
+			// Created, but not yet visible here: the client's retry of
+			// Metadata will find it.
+			if t := b.topic(req.Name); t != nil {
+				return t, nil
+			}
+			return nil, kerr.RequestTimedOut
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func allLed(t *Topic) bool {
+	for _, s := range t.States {
+		if s.Leader < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// useTopicConfigs puts new overrides into force on this broker's logs of
+// the topic. Other brokers learn them from ZooKeeper when they next open
+// the topic's logs (dynamic config-change propagation to them is a gap:
+// server/GAPS.md).
+func (b *Broker) useTopicConfigs(name string, configs map[string]string) {
+	t := b.topic(name)
+	if t == nil {
+		return
+	}
+	lc := b.cfg.TopicLogConfig(configs)
+	for _, p := range t.Partitions {
+		if p != nil {
+			p.Log().SetConfig(lc)
+		}
+	}
+	b.mu.Lock()
+	if cur := b.topics[name]; cur == t {
+		updated := *t
+		updated.Configs = configs
+		b.topics[name] = &updated
+		b.topicsByID[t.ID] = &updated
+	}
+	b.mu.Unlock()
+}
+
+// brokerRegistered reports whether a broker id may be named in a replica
+// assignment: this broker when standalone, a live broker otherwise.
+func (b *Broker) brokerRegistered(id int32) bool {
+	if b.cluster == nil {
+		return id == b.cfg.BrokerID
+	}
+	for _, lb := range b.cluster.liveBrokers() {
+		if lb.ID == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/replica"
+)
+
+// newNode builds this broker's ZooKeeper side from the config and the
+// advertised endpoints (with the ports really bound).
+func (b *Broker) newNode() (*controller.Node, error) {
+	var eps []controller.Endpoint
+	for _, l := range b.cfg.AdvertisedListeners {
+		host, port := b.AdvertisedEndpoint(l.Name)
+		eps = append(eps, controller.Endpoint{Listener: l.Name, Host: host, Port: port, SecurityProtocol: "PLAINTEXT"})
+	}
+	return controller.New(controller.Config{
+		BrokerID:                           b.cfg.BrokerID,
+		ZooKeeperConnect:                   b.cfg.ZookeeperConnect,
+		SessionTimeout:                     b.cfg.ZookeeperSessionTimeout,
+		ConnectionTimeout:                  b.cfg.ZookeeperConnectionTimeout,
+		InterBrokerListener:                b.cfg.InterBrokerListenerName,
+		Endpoints:                          eps,
+		Rack:                               b.cfg.BrokerRack,
+		UncleanLeaderElectionEnable:        b.cfg.UncleanLeaderElectionEnable,
+		AutoLeaderRebalanceEnable:          b.cfg.AutoLeaderRebalanceEnable,
+		LeaderImbalanceCheckInterval:       b.cfg.LeaderImbalanceCheckInterval,
+		LeaderImbalancePerBrokerPercentage: int(b.cfg.LeaderImbalancePerBrokerPercentage),
+		Registerer:                         b.reg,
+	}, b.logger.With("component", "zookeeper"))
+}
+
+// adoptClusterID waits for the cluster id from ZooKeeper and records it
+// with the broker id in every log dir's meta.properties. A log dir that
+// belongs to another cluster stops the broker, as in Kafka.
+func (b *Broker) adoptClusterID(ctx context.Context, node *controller.Node) error {
+	deadline := time.Now().Add(b.cfg.ZookeeperSessionTimeout + 30*time.Second)
+	for node.ClusterID() == "" {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no cluster id from ZooKeeper at %s", b.cfg.ZookeeperConnect)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := b.logs.SetMeta(b.cfg.BrokerID, node.ClusterID()); err != nil {
+		return fmt.Errorf("log dirs: %w", err)
+	}
+	return nil
+}
+
+// runClusterTasks runs the leader's periodic ISR check (isr-expiration,
+// every replica.lag.time.max.ms / 2) until ctx ends.
+func (b *Broker) runClusterTasks(ctx context.Context) {
+	interval := b.cfg.ReplicaLagTimeMax / 2
+	if interval <= 0 {
+		interval = 15 * time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		b.cluster.mu.Lock()
+		hosted := make([]*replica.Partition, 0, len(b.cluster.hosted))
+		for _, p := range b.cluster.hosted {
+			hosted = append(hosted, p)
+		}
+		b.cluster.mu.Unlock()
+		// The ZooKeeper writes happen outside the cluster lock.
+		for _, p := range hosted {
+			p.MaybeShrinkIsr()
+		}
+	}
+}
