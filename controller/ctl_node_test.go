@@ -224,3 +224,31 @@ func TestNodesEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// The controller's session expires: it stops acting as controller, the
+// broker registers again on its new session and the election runs again
+// (here it wins again, with the next epoch).
+func TestNodeResignsOnSessionExpiry(t *testing.T) {
+	z := newFakeZK()
+	h := zkHarness{name: "fake", connect: func(t *testing.T) zkClient {
+		c := z.connect()
+		t.Cleanup(c.Close)
+		return c
+	}}
+	var clock atomic.Int64
+	clock.Store(1732000000000)
+	nodes := startNodes(t, h, &recordingChannel{}, &clock, 1)
+	tn := nodes[1]
+	waitUntil(t, "controller", func() bool { return tn.n.IsController() })
+	epoch := tn.n.BrokerEpoch()
+	waitUntil(t, "failover done", func() bool {
+		return gauge(t, tn.reg, "kafka_controller_kafkacontroller_activecontrollercount") == 1
+	})
+	z.expire(tn.zk.(*fakeConn))
+	waitUntil(t, "controller again with epoch 2", func() bool {
+		return tn.n.IsController() && tn.n.ControllerEpoch() == 2 && tn.n.BrokerEpoch() > epoch
+	})
+	waitUntil(t, "gauge follows the new tenure", func() bool {
+		return gauge(t, tn.reg, "kafka_controller_kafkacontroller_controllerepoch") == 2
+	})
+}
