@@ -233,9 +233,10 @@ func (p *Partition) AppendAsLeader(batches []logstore.Batch, logAppendTime int64
 	if err != nil {
 		return info, err
 	}
-	if p.leaderState.AppendedAsLeader(p.log.LogEndOffset(), p.opts.Now()) {
-		p.wakeLocked()
-	}
+	p.leaderState.AppendedAsLeader(p.log.LogEndOffset(), p.opts.Now())
+	// Wake on every append, not only on HW moves: followers' long-polling
+	// fetches wait for new records, which they read past the HW.
+	p.wakeLocked()
 	return info, nil
 }
 

@@ -62,8 +62,21 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 	if plan.maxBytes <= 0 {
 		plan.maxBytes = 0
 	}
+	plan.replicaID = r.ReplicaID
+	if version >= 15 {
+		plan.replicaID = r.ReplicaState.ID
+	}
 	usesIDs := version >= 13
 	reqParts := d.requestPartitions(r, usesIDs)
+	if version >= 12 {
+		i := 0
+		for _, rt := range r.Topics {
+			for _, rp := range rt.Partitions {
+				reqParts[i].lastFetchedEpoch = rp.LastFetchedEpoch
+				i++
+			}
+		}
+	}
 	if version < 7 || r.SessionEpoch == initialEpoch || r.SessionEpoch == finalEpoch {
 		if version >= 7 && r.SessionID != 0 {
 			// A full fetch naming a session closes it (KIP-227).
@@ -116,6 +129,9 @@ func (d *dataPath) requestPartitions(r *kmsg.FetchRequest, usesIDs bool) []*sess
 				partitionMaxBytes:  rp.PartitionMaxBytes,
 				currentLeaderEpoch: rp.CurrentLeaderEpoch,
 				highWatermark:      -2, // never sent yet
+
+				followerLogStartOffset: rp.LogStartOffset,
+				lastFetchedEpoch:       -1,
 			})
 		}
 	}
@@ -133,6 +149,9 @@ func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart
 			fetchOffset:        sp.fetchOffset,
 			partitionMaxBytes:  sp.partitionMaxBytes,
 			currentLeaderEpoch: sp.currentLeaderEpoch,
+
+			followerLogStartOffset: sp.followerLogStartOffset,
+			lastFetchedEpoch:       sp.lastFetchedEpoch,
 		}
 		var t *Topic
 		if usesIDs {

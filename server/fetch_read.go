@@ -22,6 +22,10 @@ type fetchPart struct {
 	partitionMaxBytes  int32
 	currentLeaderEpoch int32
 
+	followerLogStartOffset int64
+	lastFetchedEpoch       int32
+	diverging              *replica.DivergingEpoch
+
 	// Outcome of the last read.
 	data    logstore.ReadResult
 	info    replica.ReadInfo
@@ -31,12 +35,14 @@ type fetchPart struct {
 // fetchPlan is everything needed to read and answer a fetch; it survives
 // into the long-poll wait.
 type fetchPlan struct {
-	version  int16
-	maxBytes int
-	minBytes int
-	parts    []*fetchPart
-	session  *fetchSession // nil for sessionless and uncached full fetches
-	full     bool
+	// replicaID is the fetching follower's broker id, -1 for consumers.
+	replicaID int32
+	version   int16
+	maxBytes  int
+	minBytes  int
+	parts     []*fetchPart
+	session   *fetchSession // nil for sessionless and uncached full fetches
+	full      bool
 }
 
 // read reads every partition, honouring response and partition limits:
@@ -61,7 +67,16 @@ func (f *fetchPlan) read() int {
 			fp.info = replica.ReadInfo{HighWatermark: fp.p.HighWatermark(), LogStartOffset: fp.p.LogStartOffset(), LogEndOffset: fp.p.LogEndOffset()}
 			continue
 		}
-		rr, info, err := fp.p.Read(fp.fetchOffset, max(limit, 0), minOne)
+		var (
+			rr   logstore.ReadResult
+			info replica.ReadInfo
+			err  error
+		)
+		if f.replicaID >= 0 {
+			rr, info, fp.diverging, err = fp.p.ReadForFollower(f.replicaID, fp.fetchOffset, fp.followerLogStartOffset, fp.lastFetchedEpoch, max(limit, 0), minOne)
+		} else {
+			rr, info, err = fp.p.Read(fp.fetchOffset, max(limit, 0), minOne)
+		}
 		fp.info = info
 		if err != nil {
 			fp.readErr = err
@@ -124,6 +139,9 @@ func (f *fetchPlan) response() (*kmsg.FetchResponse, []frameHole) {
 				rp.HighWatermark = fp.info.HighWatermark
 				rp.LastStableOffset = fp.info.HighWatermark // no transactions: LSO = HW
 				rp.LogStartOffset = fp.info.LogStartOffset
+				if d := fp.diverging; d != nil {
+					rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = d.Epoch, d.EndOffset
+				}
 			}
 		}
 		if !f.full && !fp.sp.hasNews(&rp, fp.data) {

@@ -42,6 +42,9 @@ type sessionPartition struct {
 	fetchOffset        int64
 	partitionMaxBytes  int32
 	currentLeaderEpoch int32
+	// What a follower's fetch carries besides its position.
+	followerLogStartOffset int64
+	lastFetchedEpoch       int32
 
 	// Last values sent; -1 (or unset) forces the partition into the next
 	// incremental response.
