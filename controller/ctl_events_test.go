@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ISR change notification: the controller re-reads the listed states,
@@ -228,5 +229,54 @@ func TestCallAfterStop(t *testing.T) {
 	err := c.call(t.Context(), "probe", func() error { ran = true; return nil })
 	if !errors.Is(err, kerr.NotController) || ran {
 		t.Fatalf("call after stop: %v ran %v", err, ran)
+	}
+}
+
+// A failed log directory: the broker's notification brings it a
+// LeaderAndIsr for its replicas; those that answer KAFKA_STORAGE_ERROR go
+// offline, and a partition it led gets another leader.
+func TestLogDirFailure(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	h.becomeController(3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2}, 1: {2, 1}})
+	h.run()
+	h.ch.take()
+	h.ch.respond = func(broker int32, req kmsg.Request) kmsg.Response {
+		lai, ok := req.(*kmsg.LeaderAndISRRequest)
+		if !ok || broker != 1 {
+			return nil
+		}
+		resp := lai.ResponseKind().(*kmsg.LeaderAndISRResponse)
+		for _, ts := range lai.TopicStates {
+			rt := kmsg.NewLeaderAndISRResponseTopic()
+			rt.TopicID = ts.TopicID
+			for _, p := range ts.PartitionStates {
+				rp := kmsg.NewLeaderAndISRResponseTopicPartition()
+				rp.Partition = p.Partition
+				if p.Partition == 0 {
+					rp.ErrorCode = kerr.KafkaStorageError.Code
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	if _, err := h.admin.Create(logDirEventNotificationPath+"/"+logDirEventPrefix, logDirEventZNode{Broker: 1, Event: logDirFailureEvent}.encode(), modePersistentSequential); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	if s, _ := h.state("orders", 0); s.Leader != 2 || !slices.Equal(s.ISR, []int32{2}) {
+		t.Errorf("orders-0 after its leader's log dir failed: %+v", s)
+	}
+	if s, _ := h.state("orders", 1); s.Leader != 2 || !slices.Equal(s.ISR, []int32{2, 1}) {
+		t.Errorf("orders-1 (replica on a healthy dir) changed: %+v", s)
+	}
+	parts, _ := updateMetadatas(h.ch.take())
+	if v := parts[2][topicPartition{"orders", 0}]; !slices.Equal(v.Offline, []int32{1}) {
+		t.Errorf("offline replicas in UpdateMetadata: %+v", v)
+	}
+	if kids, _, _ := h.admin.Children(logDirEventNotificationPath); len(kids) != 0 {
+		t.Errorf("log dir events left: %v", kids)
 	}
 }

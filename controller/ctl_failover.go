@@ -35,10 +35,12 @@ func (c *kafkaController) onControllerFailover() error {
 	if err := c.deleteChildren(isrChangeNotificationPath, notifications); err != nil {
 		return err
 	}
-	if events, _, err := c.zk.Children(logDirEventNotificationPath); err == nil {
-		if err := c.deleteChildren(logDirEventNotificationPath, events); err != nil {
-			return err
-		}
+	events, err := c.childrenW(logDirEventNotificationPath, ctlEvent{"LogDirEventNotification", c.processLogDirEventNotification})
+	if err != nil {
+		return err
+	}
+	if err := c.deleteChildren(logDirEventNotificationPath, events); err != nil {
+		return err
 	}
 
 	for _, name := range ids {

@@ -1,0 +1,49 @@
+package controller
+
+import (
+	"errors"
+	"slices"
+)
+
+// processLogDirEventNotification handles /log_dir_event_notification
+// (reference §1.3): a broker whose log directory failed asks for a
+// LeaderAndIsr of every replica it hosts; the replicas in the failed
+// directory answer KAFKA_STORAGE_ERROR and handleLeaderAndIsrResponse takes
+// them offline. The nodes are deleted once read.
+func (c *kafkaController) processLogDirEventNotification() error {
+	names, err := c.childrenW(logDirEventNotificationPath, ctlEvent{"LogDirEventNotification", c.processLogDirEventNotification})
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	var brokers []int32
+	for _, n := range names {
+		data, _, err := c.zk.Get(logDirEventNotificationPath + "/" + n)
+		if errors.Is(err, errNoNode) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		ev, err := decodeLogDirEventZNode(data)
+		if err != nil || ev.Event != logDirFailureEvent {
+			c.log.Warn("ignoring log dir event", "node", n, "err", err)
+			continue
+		}
+		if !slices.Contains(brokers, ev.Broker) {
+			brokers = append(brokers, ev.Broker)
+		}
+	}
+	slices.Sort(brokers)
+	b := newRequestBatch(c.ctx)
+	for _, id := range brokers {
+		if c.ctx.isLive(id) {
+			c.log.Warn("log directory failure reported", "broker", id)
+			c.replicasOnline(b, id, c.ctx.partitionsOnBroker(id))
+		}
+	}
+	c.sendBatch(b)
+	return c.deleteChildren(logDirEventNotificationPath, names)
+}
