@@ -27,7 +27,8 @@
 // (ctl_failover.go), broker change (ctl_broker_change.go), topic and
 // partition creation (ctl_topic_change.go), ISR change notifications
 // (ctl_isr_change.go), deletion (ctl_delete.go), controlled shutdown,
-// elections and rebalance, reassignment (KIP-455) each have a file; the
+// elections and rebalance, reassignment (KIP-455), topic config changes
+// (unclean election turned on) and log-dir failures each have a file; the
 // partition and replica state machines (ctl_partition_sm.go,
 // ctl_replica_sm.go) do the read–decide–conditional-write loop of §2.6;
 // requestBatch (ctl_requests.go) builds LeaderAndIsr v7, UpdateMetadata v8
