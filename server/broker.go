@@ -149,8 +149,10 @@ func (b *Broker) loadTopics() error {
 // Run listens on every configured listener and serves until ctx ends, then
 // shuts down: stops accepting, closes connections, flushes and checkpoints
 // the logs and marks the clean shutdown.
-func (b *Broker) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
+func (b *Broker) Run(stop context.Context) error {
+	// Everything runs on ctx, which outlives stop: a stopping broker keeps
+	// serving (and its ZooKeeper session) through the controlled shutdown.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var lns []net.Listener
 	for _, l := range b.cfg.Listeners {
@@ -210,7 +212,7 @@ func (b *Broker) Run(ctx context.Context) error {
 			defer wg.Done()
 			b.runClusterTasks(ctx)
 		}()
-		if err := b.adoptClusterID(ctx, node); err != nil {
+		if err := b.adoptClusterID(stop, node); err != nil {
 			errs <- err
 		}
 	}
@@ -218,7 +220,7 @@ func (b *Broker) Run(ctx context.Context) error {
 
 	var runErr error
 	select {
-	case <-ctx.Done():
+	case <-stop.Done():
 	case runErr = <-errs:
 	}
 	b.logger.Info("shutting down")
