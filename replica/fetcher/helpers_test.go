@@ -82,6 +82,8 @@ type fakePartition struct {
 	fs *replica.FollowerState
 	// hwSets records each SetLeaderHighWatermark: leader HW, LEO, new HW.
 	hwSets [][3]int64
+	// truncations records every TruncateTo that cut records.
+	truncations []int64
 }
 
 func newFakePartition(topic string, index int32, log *logstore.MemLog, leaderEpoch int32, hw int64) *fakePartition {
@@ -111,6 +113,11 @@ func (p *fakePartition) AppendAsFollower(b []logstore.Batch) (logstore.AppendInf
 }
 
 func (p *fakePartition) TruncateTo(offset int64) error {
+	if offset < p.log.LogEndOffset() {
+		p.mu.Lock()
+		p.truncations = append(p.truncations, offset)
+		p.mu.Unlock()
+	}
 	if err := p.log.TruncateTo(offset); err != nil {
 		return err
 	}
@@ -489,7 +496,7 @@ func testConfig() Config {
 func newHarness(t *testing.T, cfg Config, leaders map[string]*fakeLeader) *harness {
 	t.Helper()
 	d := &fakeDialer{leaders: leaders}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	h := &harness{t: t, dialer: d, m: NewManager(cfg, d, logger)}
 	t.Cleanup(h.m.Close)
 	return h
