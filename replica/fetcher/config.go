@@ -76,8 +76,6 @@ const (
 	lastFetchedEpochVersion = 12
 	// topicIDVersion is the first Fetch version keyed by topic id.
 	topicIDVersion = 13
-	// replicaStateVersion moved the replica id into ReplicaState (KIP-903).
-	replicaStateVersion = 15
 )
 
 func (c Config) withDefaults() Config {

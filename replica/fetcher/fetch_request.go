@@ -18,6 +18,8 @@ func (f *fetcher) fetchRequest(sts []*partitionState) (*kmsg.FetchRequest, []sen
 			req.Version = min(req.Version, topicIDVersion-1)
 		}
 	}
+	// kmsg writes ReplicaID up to v14 and the ReplicaState tag from v15
+	// (KIP-903); setting both serves every version.
 	req.ReplicaID = f.cfg.BrokerID
 	req.ReplicaState.ID = f.cfg.BrokerID
 	req.ReplicaState.Epoch = f.cfg.BrokerEpoch

@@ -93,13 +93,15 @@ func newFakePartition(topic string, index int32, log *logstore.MemLog, leaderEpo
 	return p
 }
 
-func (p *fakePartition) Topic() string                 { return p.topic }
-func (p *fakePartition) Index() int32                  { return p.index }
-func (p *fakePartition) TopicID() [16]byte             { return p.id }
-func (p *fakePartition) CurrentLeaderEpoch() int32     { return p.epoch.Load() }
-func (p *fakePartition) LogStartOffset() int64         { return p.log.LogStartOffset() }
-func (p *fakePartition) LogEndOffset() int64           { return p.log.LogEndOffset() }
-func (p *fakePartition) tp() replica.TopicPartition    { return replica.TopicPartition{Topic: p.topic, Partition: p.index} }
+func (p *fakePartition) Topic() string             { return p.topic }
+func (p *fakePartition) Index() int32              { return p.index }
+func (p *fakePartition) TopicID() [16]byte         { return p.id }
+func (p *fakePartition) CurrentLeaderEpoch() int32 { return p.epoch.Load() }
+func (p *fakePartition) LogStartOffset() int64     { return p.log.LogStartOffset() }
+func (p *fakePartition) LogEndOffset() int64       { return p.log.LogEndOffset() }
+func (p *fakePartition) tp() replica.TopicPartition {
+	return replica.TopicPartition{Topic: p.topic, Partition: p.index}
+}
 func (p *fakePartition) LeaderEpochEntries() []logstore.EpochEntry { return p.log.LeaderEpochEntries() }
 
 func (p *fakePartition) HighWatermark() int64 {
@@ -157,6 +159,9 @@ type leaderPartition struct {
 	hw int64
 	// err, when set, answers every fetch of the partition.
 	err *kerr.Error
+	// budget, when >= 0, is how many fetches are still answered; after
+	// that every fetch gets NOT_LEADER_OR_FOLLOWER.
+	budget int
 }
 
 // fetchSeen is one partition of a Fetch the fake leader received.
@@ -190,7 +195,7 @@ func newFakeLeader() *fakeLeader {
 }
 
 func (l *fakeLeader) addPartition(topic string, index int32, log *logstore.MemLog, leaderEpoch int32) *leaderPartition {
-	lp := &leaderPartition{log: log, leaderEpoch: leaderEpoch, hw: -1}
+	lp := &leaderPartition{log: log, leaderEpoch: leaderEpoch, hw: -1, budget: -1}
 	copy(lp.id[:], topic)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -340,6 +345,13 @@ func (l *fakeLeader) fetchPartition(lp *leaderPartition, p kmsg.FetchRequestTopi
 	if lp == nil {
 		rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		return rp
+	}
+	if lp.budget == 0 {
+		rp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return rp
+	}
+	if lp.budget > 0 {
+		lp.budget--
 	}
 	if lp.err != nil {
 		rp.ErrorCode = lp.err.Code

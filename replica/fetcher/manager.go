@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"log/slog"
+	"math"
 	"sync"
 	"unicode/utf16"
 
@@ -46,8 +47,8 @@ func NewManager(cfg Config, dial Dialer, logger *slog.Logger) *Manager {
 }
 
 // FetcherID is the fetcher a partition goes to among n per leader, as
-// Kafka's getFetcherId: abs(31 * topic.hashCode + partition) mod n, with
-// Java's String.hashCode, so the spread matches a Kafka broker's.
+// Kafka's getFetcherId: abs(31 * topic.hashCode + partition) mod n in
+// Java's int arithmetic, so the spread matches a Kafka broker's.
 func FetcherID(topic string, partition int32, n int) int {
 	if n <= 1 {
 		return 0
@@ -56,8 +57,15 @@ func FetcherID(topic string, partition int32, n int) int {
 	for _, u := range utf16.Encode([]rune(topic)) {
 		h = 31*h + int32(u)
 	}
-	// Kafka's Utils.abs masks the sign bit, mapping MinInt32 to 0.
-	return int((31*h+partition)&0x7fffffff) % n
+	// Kafka's Utils.abs: Math.abs, except that MinInt32 maps to 0.
+	v := 31*h + partition
+	switch {
+	case v == math.MinInt32:
+		v = 0
+	case v < 0:
+		v = -v
+	}
+	return int(v) % n
 }
 
 // AddPartitions makes this broker fetch parts from leader (LeaderAndIsr
