@@ -276,13 +276,42 @@ func (c *fakeConn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
+	// Through the wire format both ways, so that fields a version does
+	// not carry (topic names from v13, ReplicaID from v15) are lost here
+	// as they would be on a socket.
+	wire, err := viaWire(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.l.serve(ctx, c.id, wire)
+	if err != nil {
+		return nil, err
+	}
+	back := req.ResponseKind()
+	if err := back.ReadFrom(resp.AppendTo(nil)); err != nil {
+		return nil, fmt.Errorf("decoding response: %w", err)
+	}
+	return back, nil
+}
+
+func viaWire(req kmsg.Request) (kmsg.Request, error) {
+	out := kmsg.RequestForKey(req.Key())
+	out.SetVersion(req.GetVersion())
+	if err := out.ReadFrom(req.AppendTo(nil)); err != nil {
+		return nil, fmt.Errorf("decoding request: %w", err)
+	}
+	return out, nil
+}
+
+// serve answers one decoded request.
+func (l *fakeLeader) serve(ctx context.Context, conn int, req kmsg.Request) (kmsg.Response, error) {
 	switch r := req.(type) {
 	case *kmsg.FetchRequest:
-		return c.l.fetch(ctx, c.id, r), nil
+		return l.fetch(ctx, conn, r), nil
 	case *kmsg.OffsetForLeaderEpochRequest:
-		return c.l.offsetForLeaderEpoch(r), nil
+		return l.offsetForLeaderEpoch(r), nil
 	case *kmsg.ListOffsetsRequest:
-		return c.l.listOffsets(r), nil
+		return l.listOffsets(r), nil
 	}
 	return nil, fmt.Errorf("unexpected request key %d", req.Key())
 }
