@@ -1,0 +1,18 @@
+// Package cluster holds the cluster-mode integration tests: a private
+// ZooKeeper (scripts/zk.sh) and several kbroker processes started by
+// compat/harness, driven with franz-go and the stock Kafka tools, with
+// assertions on what a user or an operator sees: records read back, error
+// codes, Metadata from every broker, and the znodes of reference §1.3.
+//
+// API surface: none; the package is its tests (`make compat-cluster`).
+// The helpers in helpers_test.go read znodes (go-zookeeper directly),
+// poll bounded conditions and decode `kafka-topics --describe`.
+//
+// Invariants: every test starts its own ZooKeeper and brokers and ends only
+// those, by their own handles; every wait has a deadline. Replication tests
+// use short timeouts (zookeeper.session.timeout.ms and
+// replica.lag.time.max.ms of 6 s) so failures show within seconds.
+//
+// Locks: none shared; a test's producer goroutines report through channels
+// or a mutex local to that test.
+package cluster

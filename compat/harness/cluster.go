@@ -1,0 +1,225 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// clusterReadyTimeout bounds the wait for every broker to see every other
+// in its Metadata: registration plus the controller's UpdateMetadata.
+const clusterReadyTimeout = 60 * time.Second
+
+// Cluster is n brokers (broker.id 1..n) sharing one private ZooKeeper.
+type Cluster struct {
+	ZK      *ZooKeeper
+	Brokers []*ClusterBroker
+}
+
+// ClusterBroker is a Broker with its broker.id.
+type ClusterBroker struct {
+	*Broker
+	ID int32
+}
+
+// clusterDefaults are short timeouts so failure tests finish in seconds:
+// a dead broker's session ends after 6 s, a stuck follower leaves the ISR
+// after 6 s, a refused controlled shutdown is retried after 0.5 s.
+var clusterDefaults = []string{
+	"zookeeper.session.timeout.ms=6000",
+	"replica.lag.time.max.ms=6000",
+	"controlled.shutdown.retry.backoff.ms=500",
+}
+
+// StartCluster starts ZooKeeper and n brokers in cluster mode, each on a
+// free loopback port with its own log dir, and waits until every broker
+// answers ApiVersions and lists all n brokers in its Metadata. Overrides
+// (key=value) apply to every broker, after the harness's settings.
+func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
+	t.Helper()
+	bin := Build(t)
+	c := &Cluster{ZK: StartZooKeeper(t)}
+	rf := min(n, 3)
+	for i := 1; i <= n; i++ {
+		c.Brokers = append(c.Brokers, newClusterBroker(t, bin, int32(i), c.ZK.Addr, rf, overrides))
+	}
+	for _, b := range c.Brokers {
+		b.start(t)
+	}
+	c.WaitReady(t)
+	return c
+}
+
+func newClusterBroker(t testing.TB, bin string, id int32, zkAddr string, rf int, overrides []string) *ClusterBroker {
+	t.Helper()
+	dir := t.TempDir()
+	port := FreePort(t)
+	b := &Broker{
+		Addr:       net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Port:       port,
+		LogDir:     filepath.Join(dir, "kafka-logs"),
+		ConfigPath: filepath.Join(dir, "server.properties"),
+		LogPath:    filepath.Join(dir, "kbroker.log"),
+		bin:        bin,
+		overrides:  append(append([]string(nil), clusterDefaults...), overrides...),
+	}
+	props := fmt.Sprintf(`# written by compat/harness (cluster)
+broker.id=%[1]d
+listeners=PLAINTEXT://%[2]s
+advertised.listeners=PLAINTEXT://%[2]s
+log.dirs=%[3]s
+zookeeper.connect=%[4]s
+num.partitions=1
+default.replication.factor=%[5]d
+offsets.topic.replication.factor=%[5]d
+transaction.state.log.replication.factor=%[5]d
+group.initial.rebalance.delay.ms=0
+`, id, b.Addr, b.LogDir, zkAddr, rf)
+	if err := os.WriteFile(b.ConfigPath, []byte(props), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cb := &ClusterBroker{Broker: b, ID: id}
+	t.Cleanup(func() {
+		b.stop(syscall.SIGKILL)
+		if t.Failed() {
+			t.Logf("broker %d (%s) log %s, tail:\n%s", id, b.Addr, b.LogPath, tailFile(b.LogPath, 24<<10))
+		}
+	})
+	return cb
+}
+
+// Broker returns the broker with broker.id id.
+func (c *Cluster) Broker(id int32) *ClusterBroker {
+	for _, b := range c.Brokers {
+		if b.ID == id {
+			return b
+		}
+	}
+	return nil
+}
+
+// Addrs lists the addresses of the brokers whose process is running.
+func (c *Cluster) Addrs() []string {
+	var out []string
+	for _, b := range c.Brokers {
+		if b.Running() {
+			out = append(out, b.Addr)
+		}
+	}
+	return out
+}
+
+// Restart starts a stopped broker again and waits until the running
+// brokers all list it, and it lists them, in Metadata.
+func (c *Cluster) Restart(t testing.TB, b *ClusterBroker) {
+	t.Helper()
+	b.Restart(t)
+	c.WaitReady(t)
+}
+
+// WaitReady waits until every running broker's Metadata lists exactly the
+// running brokers.
+func (c *Cluster) WaitReady(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(clusterReadyTimeout)
+	var last error
+	for time.Now().Before(deadline) {
+		if last = c.checkReady(); last == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("cluster not ready within %v: %v", clusterReadyTimeout, last)
+}
+
+func (c *Cluster) checkReady() error {
+	var want []int32
+	for _, b := range c.Brokers {
+		if b.Running() {
+			want = append(want, b.ID)
+		}
+	}
+	for _, b := range c.Brokers {
+		if !b.Running() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		resp, err := MetadataFrom(ctx, b.Addr)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("broker %d: %w", b.ID, err)
+		}
+		var got []int32
+		for _, rb := range resp.Brokers {
+			got = append(got, rb.NodeID)
+		}
+		sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("broker %d lists brokers %v, want %v", b.ID, got, want)
+		}
+	}
+	return nil
+}
+
+// MetadataFrom sends one Metadata request to exactly the broker at addr
+// (not to whichever broker a client would pick): for the named topics, or
+// for every topic when none is named.
+func MetadataFrom(ctx context.Context, addr string, topics ...string) (*kmsg.MetadataResponse, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.DialTimeout(2*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	for _, tp := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(tp)
+		req.Topics = append(req.Topics, rt)
+	}
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return nil, fmt.Errorf("no seed broker for %s", addr)
+	}
+	resp, err := seeds[0].Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return resp.(*kmsg.MetadataResponse), nil
+}
+
+// Pause stops the broker process with SIGSTOP: it keeps its sockets and
+// its ZooKeeper session until the session times out, like a long GC pause.
+func (b *Broker) Pause() error { return b.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused broker with SIGCONT.
+func (b *Broker) Resume() error { return b.signal(syscall.SIGCONT) }
+
+// Pid is the process id of the running broker, 0 if none.
+func (b *Broker) Pid() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cmd == nil || isClosed(b.done) {
+		return 0
+	}
+	return b.cmd.Process.Pid
+}
+
+func (b *Broker) signal(sig syscall.Signal) error {
+	b.mu.Lock()
+	cmd, done := b.cmd, b.done
+	b.mu.Unlock()
+	if cmd == nil || isClosed(done) {
+		return fmt.Errorf("broker %s is not running", b.Addr)
+	}
+	return cmd.Process.Signal(sig)
+}

@@ -1,0 +1,87 @@
+package harness
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// zkScriptTimeout bounds one zk.sh run: start waits for `ruok` itself (30 s
+// by default), stop escalates TERM to KILL after 10 s.
+const zkScriptTimeout = 60 * time.Second
+
+// ZooKeeper is one standalone ZooKeeper server started by scripts/zk.sh,
+// private to a test: its own port and data dir.
+type ZooKeeper struct {
+	// Addr is host:port of the client port, the value for
+	// zookeeper.connect.
+	Addr string
+	Port int
+	// Dir holds zoo.cfg, the data dir, zk.log and zk.pid.
+	Dir string
+
+	script string
+}
+
+// StartZooKeeper starts ZooKeeper on a free loopback port with a fresh data
+// dir and waits until it answers `ruok`. The test's cleanup stops it through
+// its pid file (zk.sh stop), so only that process is ever signalled. Start
+// it before the brokers: cleanups run last-in first-out, so the brokers end
+// before their ZooKeeper does.
+func StartZooKeeper(t testing.TB) *ZooKeeper {
+	t.Helper()
+	port := FreePort(t)
+	z := &ZooKeeper{
+		Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Port:   port,
+		Dir:    t.TempDir(),
+		script: filepath.Join(RepoRoot(t), "scripts", "zk.sh"),
+	}
+	t.Cleanup(func() {
+		if out, err := z.run("stop"); err != nil {
+			t.Logf("zk.sh stop: %v\n%s", err, out)
+		}
+	})
+	if out, err := z.run("start"); err != nil {
+		t.Fatalf("zk.sh start: %v\n%s", err, out)
+	}
+	return z
+}
+
+func (z *ZooKeeper) run(cmd string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), zkScriptTimeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, z.script, cmd, z.Dir, strconv.Itoa(z.Port))
+	// The server itself is setsid'd by the script and holds none of our
+	// pipes, but bound the wait anyway.
+	c.WaitDelay = 5 * time.Second
+	return c.CombinedOutput()
+}
+
+// Connect opens a go-zookeeper session to the server, closed at the end of
+// the test, and waits (bounded) until the session is established.
+func (z *ZooKeeper) Connect(t testing.TB) *zk.Conn {
+	t.Helper()
+	conn, events, err := zk.Connect([]string{z.Addr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatalf("zk connect %s: %v", z.Addr, err)
+	}
+	t.Cleanup(conn.Close)
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				return conn
+			}
+		case <-timeout:
+			t.Fatalf("zk connect %s: no session within 15s (state %v)", z.Addr, conn.State())
+		}
+	}
+}
