@@ -39,8 +39,14 @@ func (f *fetcher) fetchRound() bool {
 	var outOfRange []sentPartition
 	for _, s := range sent {
 		st := s.st
+		if !f.unchangedLocked(s) {
+			continue
+		}
 		p, ok := answers[st]
-		if !ok || !f.unchangedLocked(s) {
+		if !ok {
+			// A leader that leaves a partition out of a sessionless fetch
+			// would otherwise be asked again at once, forever.
+			retry = append(retry, st)
 			continue
 		}
 		switch err := kerr.ErrorForCode(p.ErrorCode); {

@@ -9,6 +9,8 @@ import (
 // broker implements it on replica.Partition. While a partition is in a
 // fetcher, the fetcher is the only writer of its log: the broker must
 // RemovePartitions before it makes the partition a leader or deletes it.
+// Implementations must be comparable (a pointer): re-adding the same
+// partition in the same leader epoch keeps its fetch state.
 type Partition interface {
 	Topic() string
 	Index() int32
