@@ -55,11 +55,11 @@ func handleLeaderAndIsr(b *Broker, _ context.Context, req *protocol.Request) pro
 		last.Partitions = append(last.Partitions, rp)
 	}
 	for _, ps := range r.PartitionStates {
-		answer(ps.Topic, [16]byte{}, ps.Partition, b.becomeLeaderOrFollower(ps.Topic, [16]byte{}, ps))
+		answer(ps.Topic, [16]byte{}, ps.Partition, b.becomeLeaderOrFollower(ps.Topic, [16]byte{}, ps, r.LiveLeaders))
 	}
 	for _, ts := range r.TopicStates {
 		for _, ps := range ts.PartitionStates {
-			answer(ts.Topic, ts.TopicID, ps.Partition, b.becomeLeaderOrFollower(ts.Topic, ts.TopicID, ps))
+			answer(ts.Topic, ts.TopicID, ps.Partition, b.becomeLeaderOrFollower(ts.Topic, ts.TopicID, ps, r.LiveLeaders))
 		}
 	}
 	b.rebuildTopics()
@@ -68,7 +68,7 @@ func handleLeaderAndIsr(b *Broker, _ context.Context, req *protocol.Request) pro
 
 // becomeLeaderOrFollower applies one partition state. The caller holds
 // cluster.mu.
-func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.LeaderAndISRRequestTopicPartition) error {
+func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.LeaderAndISRRequestTopicPartition, live []kmsg.LeaderAndISRRequestLiveLeader) error {
 	c := b.cluster
 	self := b.cfg.BrokerID
 	if !containsInt32(ps.Replicas, self) {
@@ -90,6 +90,9 @@ func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.Leade
 		p = replica.New(topic, ps.Partition, id, l, l.LogEndOffset(), b.partitionOptions(configs))
 		c.hosted[tp] = p
 	}
+	// While a partition is in a fetcher the fetcher is its log's only
+	// writer: take it out before any change of role.
+	b.cluster.fetchers.RemovePartitions(replica.TopicPartition{Topic: topic, Partition: ps.Partition})
 	var applied bool
 	if leads {
 		applied = p.BecomeLeader(replica.LeaderAndIsr{
@@ -104,7 +107,14 @@ func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.Leade
 		applied = p.BecomeFollower(ps.Leader, ps.LeaderEpoch)
 	}
 	if !applied {
+		if !leads && p.LeaderID() == ps.Leader {
+			// Still following the same leader: keep fetching.
+			b.startFollowing(p, ps.Leader, live)
+		}
 		return kerr.StaleControllerEpoch
+	}
+	if !leads {
+		b.startFollowing(p, ps.Leader, live)
 	}
 	b.logger.Info("partition state applied", "topic", topic, "partition", ps.Partition,
 		"leader", ps.Leader, "leader_epoch", ps.LeaderEpoch, "isr", ps.ISR, "role", map[bool]string{true: "leader", false: "follower"}[leads])
@@ -121,10 +131,26 @@ func (b *Broker) offsetsLeadershipChanged(partition int32, leads bool) {
 		b.groups.UnloadPartition(partition)
 		return
 	}
-	// The coordinator reads the partition through the topic table, which
-	// must already show this broker as its leader.
-	b.rebuildTopics()
-	if err := b.groups.LoadPartition(partition); err != nil {
-		b.logger.Error("cannot load group metadata", "partition", partition, "err", err)
+	// Loading replays the partition, which takes the cluster lock this
+	// handler holds: it runs in the background, as Kafka's does, and the
+	// coordinator answers COORDINATOR_LOAD_IN_PROGRESS meanwhile.
+	go func() {
+		if err := b.groups.LoadPartition(partition); err != nil {
+			b.logger.Error("cannot load group metadata", "partition", partition, "err", err)
+		}
+	}()
+}
+
+// startFollowing hands a follower replica to the fetcher for its leader;
+// with the leader unknown or offline it waits for the next LeaderAndIsr.
+func (b *Broker) startFollowing(p *replica.Partition, leader int32, live []kmsg.LeaderAndISRRequestLiveLeader) {
+	if leader < 0 {
+		return
 	}
+	ep, ok := b.leaderEndpoint(leader, live)
+	if !ok {
+		b.logger.Warn("no endpoint for the leader; not fetching", "topic", p.Topic, "partition", p.Index, "leader", leader)
+		return
+	}
+	b.cluster.fetchers.AddPartitions(ep, followerReplica{p})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/replica"
 )
 
 func init() { register(kmsg.StopReplica.Int16(), 0, 4, handleStopReplica) }
@@ -64,6 +65,7 @@ func (b *Broker) stopReplica(topic string, partition, leaderEpoch int32, deleteL
 			return kerr.FencedLeaderEpoch
 		}
 		// Waiting fetches and produces see the partition go away.
+		c.fetchers.RemovePartitions(replica.TopicPartition{Topic: topic, Partition: partition})
 		p.Stop()
 		delete(c.hosted, tp)
 		if topic == offsetsTopic {

@@ -87,6 +87,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		// ZooKeeper side is connected in Run, once the listeners are
 		// bound and can be registered.
 		b.cluster = newClusterState(nil)
+		b.cluster.fetchers = b.newFetchers()
 	}
 	b.data = newDataPath(b)
 	b.groups = group.New(group.Config{
@@ -231,6 +232,9 @@ func (b *Broker) Run(stop context.Context) error {
 		scancel()
 	}
 	cancel()
+	if b.cluster != nil {
+		b.cluster.fetchers.Close()
+	}
 	b.srv.Close()
 	wg.Wait()
 	b.groups.Close()

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/replica/fetcher"
 )
 
 // In cluster mode (zookeeper.connect set) a broker learns everything about
@@ -85,6 +86,8 @@ type clusterState struct {
 	brokers         map[int32]liveBroker
 	cache           map[string]*cachedTopic
 	hosted          map[TopicPartition]*replica.Partition
+	// fetchers replicate the partitions this broker follows.
+	fetchers *fetcher.Manager
 }
 
 func newClusterState(control ClusterControl) *clusterState {

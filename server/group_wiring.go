@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/replica"
 	"github.com/kbroker/kbroker/server/group"
 )
 
@@ -75,8 +77,8 @@ type offsetsLog struct{ b *Broker }
 
 var _ group.OffsetsLog = offsetsLog{}
 
-func (o offsetsLog) Append(_ context.Context, partition int32, records []group.KV) error {
-	p := o.b.partition(offsetsTopic, partition)
+func (o offsetsLog) Append(ctx context.Context, partition int32, records []group.KV) error {
+	p := o.b.offsetsPartition(partition)
 	if p == nil {
 		return kerr.NotCoordinator
 	}
@@ -92,14 +94,59 @@ func (o offsetsLog) Append(_ context.Context, partition int32, records []group.K
 	if err != nil {
 		return err
 	}
-	_, err = p.AppendAsLeader(batches, -1)
-	return err
+	info, err := p.AppendAsLeader(batches, -1)
+	if err != nil {
+		return err
+	}
+	// Like Kafka's coordinator, which appends with acks=-1: a commit is
+	// acknowledged only once every in-sync replica has it.
+	return waitCommitted(ctx, p, info.LastOffset+1, offsetCommitTimeout)
+}
+
+// offsetCommitTimeout is offsets.commit.timeout.ms.
+const offsetCommitTimeout = 5 * time.Second
+
+// waitCommitted waits until the partition's HW reaches requiredOffset.
+func waitCommitted(ctx context.Context, p *replica.Partition, requiredOffset int64, timeout time.Duration) error {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		changed := p.Changed()
+		if done, err := p.ProduceWait(requiredOffset); done {
+			return err
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return kerr.RequestTimedOut
+		case <-ctx.Done():
+			return kerr.RequestTimedOut
+		}
+	}
+}
+
+// offsetsPartition is this broker's replica of a __consumer_offsets
+// partition when it leads it. In cluster mode it is looked up among the
+// hosted replicas: the coordinator loads a partition as soon as
+// LeaderAndIsr makes this broker its leader, before UpdateMetadata has put
+// the topic in the metadata cache.
+func (b *Broker) offsetsPartition(partition int32) *replica.Partition {
+	if b.cluster == nil {
+		return b.partition(offsetsTopic, partition)
+	}
+	b.cluster.mu.Lock()
+	p := b.cluster.hosted[TopicPartition{offsetsTopic, partition}]
+	b.cluster.mu.Unlock()
+	if p == nil || !p.IsLeader() {
+		return nil
+	}
+	return p
 }
 
 // Replay reads the partition from its start to its high watermark, a
 // megabyte at a time.
 func (o offsetsLog) Replay(partition int32, fn func(key, value []byte) error) error {
-	p := o.b.partition(offsetsTopic, partition)
+	p := o.b.offsetsPartition(partition)
 	if p == nil {
 		return kerr.NotCoordinator
 	}
