@@ -88,7 +88,7 @@ func TestManagerLifecycle(t *testing.T) {
 		t.Fatalf("log start checkpoints %q", got)
 	}
 	pm, _ := os.ReadFile(filepath.Join(d1, "my.topic-x-0", "partition.metadata"))
-	if string(pm) != "version: 0\ntopic_id: "+UUIDString(tid)+"\n" {
+	if string(pm) != "version: 0\ntopic_id: "+UUIDString(tid) {
 		t.Fatalf("partition.metadata %q", pm)
 	}
 

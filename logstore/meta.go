@@ -111,7 +111,8 @@ func ParseUUID(s string) ([16]byte, error) {
 
 // writePartitionMetadata writes partition.metadata (reference §5.8).
 func writePartitionMetadata(dir string, topicID [16]byte) error {
-	data := fmt.Sprintf("version: 0\ntopic_id: %s\n", UUIDString(topicID))
+	// Byte for byte what Kafka writes: no newline after the id.
+	data := fmt.Sprintf("version: 0\ntopic_id: %s", UUIDString(topicID))
 	return writeFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte(data))
 }
 
