@@ -32,8 +32,11 @@
 //   - Compaction keeps original offsets and never touches the active
 //     segment.
 //
-// Verified against Kafka itself: dumplog_test.go (build tag kafkatools)
-// has DumpLogSegments read our .log/.index/.timeindex files.
+// Verified against Kafka itself both ways: dumplog_test.go (build tag
+// kafkatools) has Kafka's DumpLogSegments read our .log/.index/.timeindex
+// files, and kafkafixture_test.go reads a segment Kafka 4.4 wrote
+// (testdata/kafka-4.4) and checks that the indexes we rebuild from it are
+// Kafka's, byte for byte.
 //
 // Deliberate differences from Kafka (kept simple on purpose):
 //   - Compaction has no cleaner-offset-checkpoint or dirty-ratio
