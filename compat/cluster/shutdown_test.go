@@ -1,0 +1,174 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kbroker/kbroker/compat/harness"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Issue 3 acceptance: SIGTERM a broker; its leaderships move away before
+// it exits, so no partition is left leaderless or led by it, and a
+// producer running throughout sees no non-retriable error.
+func TestControlledShutdown(t *testing.T) {
+	c := harness.StartCluster(t, 3)
+	conn := c.ZK.Connect(t)
+	const topic, partitions = "shutdown", 6
+	createTopic(t, c, topic, partitions, 3, map[string]*string{"min.insync.replicas": strp("2")})
+	waitFullISR(t, conn, topic, partitions, 3)
+
+	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	before := mustStates(t, conn, topic, partitions)
+	var victim int32 = -1
+	for _, b := range c.Brokers {
+		if b.ID != ctrl && len(partitionsLedBy(before, b.ID)) > 0 {
+			victim = b.ID
+			break
+		}
+	}
+	if victim < 0 {
+		t.Fatalf("no non-controller broker leads a partition: %+v", before)
+	}
+	t.Logf("SIGTERM to broker %d, leader of %v (controller %d)", victim, partitionsLedBy(before, victim), ctrl)
+
+	p := startProducer(t, c.Addrs(), topic)
+	time.Sleep(2 * time.Second)
+	start := time.Now()
+	if err := c.Broker(victim).Term(); err != nil {
+		t.Errorf("controlled shutdown of broker %d: %v", victim, err)
+	}
+	t.Logf("broker %d exited %v after SIGTERM", victim, time.Since(start).Round(time.Millisecond))
+
+	// The controller moved leadership before the broker went away: the
+	// state znodes show it right away, not after a session timeout.
+	states := mustStates(t, conn, topic, partitions)
+	for p, s := range states {
+		if s.Leader == victim || s.Leader < 0 {
+			t.Errorf("partition %d right after the shutdown: %+v", p, s)
+		}
+	}
+	waitUntil(t, 15*time.Second, "Metadata agrees with the state znodes", func() error {
+		return checkMetadataMatchesState(c, conn, topic, partitions)
+	})
+	time.Sleep(3 * time.Second)
+	acked, errs := p.stop(t)
+	if acked == 0 {
+		t.Fatal("the producer got no acknowledgement at all")
+	}
+	nonRetriable := 0
+	for text, e := range errs {
+		t.Logf("producer error (%d times, retriable %v): %s", e.n, e.retriable, text)
+		if !e.retriable {
+			nonRetriable += e.n
+		}
+	}
+	if nonRetriable > 0 {
+		t.Errorf("%d non-retriable producer errors across the controlled shutdown", nonRetriable)
+	}
+	t.Logf("producer: %d records acknowledged", acked)
+	consumeAll(t, c.Addrs(), topic, int(acked), 60*time.Second)
+}
+
+// producer keeps producing acks=all records until stopped, counting
+// acknowledgements and final errors.
+type producer struct {
+	cl     *kgo.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+	acked  atomic.Int64
+
+	mu   sync.Mutex
+	errs map[string]errCount
+	// offsets of acknowledged records by value
+	offsets map[string]ackedAt
+}
+
+type ackedAt struct {
+	Partition int32
+	Offset    int64
+}
+
+func startProducer(t *testing.T, seeds []string, topic string, opts ...kgo.Opt) *producer {
+	t.Helper()
+	opts = append([]kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.RecordDeliveryTimeout(30 * time.Second),
+		kgo.ProducerLinger(5 * time.Millisecond)}, opts...)
+	p := &producer{
+		cl:      newClient(t, seeds, opts...),
+		done:    make(chan struct{}),
+		errs:    map[string]errCount{},
+		offsets: map[string]ackedAt{},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go func() {
+		defer close(p.done)
+		// At most 500 records in flight, so a stop does not wait on an
+		// unbounded backlog.
+		sem := make(chan struct{}, 500)
+		for i := 0; ctx.Err() == nil; i++ {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				continue
+			}
+			r := &kgo.Record{Value: fmt.Appendf(nil, "r-%d", i)}
+			p.cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
+				<-sem
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if err != nil {
+					e := p.errs[err.Error()]
+					e.n++
+					e.retriable = isRetriable(err)
+					p.errs[err.Error()] = e
+					return
+				}
+				p.acked.Add(1)
+				p.offsets[string(r.Value)] = ackedAt{r.Partition, r.Offset}
+			})
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return p
+}
+
+// errCount counts one producer error text.
+type errCount struct {
+	n         int
+	retriable bool
+}
+
+// isRetriable: a record that ran out of delivery time while retrying a
+// retriable error carries that error wrapped.
+func isRetriable(err error) bool {
+	var ke *kerr.Error
+	return kerr.IsRetriable(err) || (errors.As(err, &ke) && ke.Retriable)
+}
+
+// stop ends production, waits (bounded) for every in-flight record and
+// returns the count of acknowledged records and the errors seen.
+func (p *producer) stop(t *testing.T) (int64, map[string]errCount) {
+	t.Helper()
+	p.cancel()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("producer loop did not stop")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	if err := p.cl.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.acked.Load(), maps.Clone(p.errs)
+}
