@@ -85,6 +85,13 @@ func (c *kafkaController) onControllerFailover() error {
 	for _, id := range c.ctx.liveBrokerIDs() {
 		c.replicasOnline(b, id, c.ctx.partitionsOnBroker(id))
 	}
+	// Replicas on dead brokers → OfflineReplica (§2.3 step 6), which takes
+	// them out of the ISRs. Without it a broker that died with the old
+	// controller would stay in the ISR of every idle partition: the
+	// leader's own ISR expiration keeps a follower whose LEO equals its own.
+	if err := c.offlineDeadReplicas(b); err != nil {
+		return err
+	}
 	for _, tp := range c.ctx.allPartitions() {
 		c.refreshPartitionState(tp)
 	}
@@ -221,3 +228,31 @@ func (c *kafkaController) topicZNodeOf(topic string) topicZNode {
 }
 
 func isSequentialChild(name, prefix string) bool { return strings.HasPrefix(name, prefix) }
+
+// offlineDeadReplicas moves every replica hosted on a broker that is not
+// alive to OfflineReplica.
+func (c *kafkaController) offlineDeadReplicas(b *requestBatch) error {
+	dead := map[int32][]topicPartition{}
+	for _, tp := range c.ctx.allPartitions() {
+		a, ok := c.ctx.assignment(tp)
+		if !ok || c.ctx.topicsToDelete[tp.Topic] {
+			continue
+		}
+		for _, r := range a.Replicas {
+			if !c.ctx.isLive(r) {
+				dead[r] = append(dead[r], tp)
+			}
+		}
+	}
+	ids := make([]int32, 0, len(dead))
+	for id := range dead {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := c.replicasOffline(b, id, dead[id]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -109,3 +109,25 @@ func TestFailoverDeletesNotifications(t *testing.T) {
 		t.Fatalf("notifications left: %v %v", kids, err)
 	}
 }
+
+// A broker that died while no controller was running (it was the
+// controller itself) leaves the ISRs when the next controller takes over:
+// its replicas go OfflineReplica at failover (reference §2.3 step 6).
+func TestFailoverTakesDeadBrokersOutOfIsr(t *testing.T) {
+	h := newCtlHarness(t, 2, 3)
+	h.createTopic("t", map[int32][]int32{0: {3, 1, 2}})
+	if err := createRecursive(h.admin, topicPartitionPath("t", 0)); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, h.admin, partitionStatePath("t", 0),
+		`{"controller_epoch":1,"leader":3,"version":1,"leader_epoch":0,"isr":[3,1,2]}`, modePersistent)
+	h.becomeController(3)
+	st, _ := h.state("t", 0)
+	if st.Leader != 3 || !slices.Equal(st.ISR, []int32{3, 2}) || st.LeaderEpoch != 1 {
+		t.Fatalf("state after failover: %+v, want leader 3, ISR [3 2], leader epoch 1", st)
+	}
+	lai := leaderAndIsrs(h.ch.take())
+	if v, ok := lai[2][topicPartition{"t", 0}]; !ok || !slices.Equal(v.ISR, []int32{3, 2}) {
+		t.Errorf("broker 2 LeaderAndIsr for t-0: %+v (sent: %v)", v, ok)
+	}
+}
