@@ -70,6 +70,8 @@ func New(topic string, index int32, topicID [16]byte, log logstore.Log, hw int64
 		opts.Now = time.Now
 	}
 	leo := log.LogEndOffset()
+	// The checkpointed HW is clamped to the log (reference §5.3).
+	hw = min(max(hw, log.LogStartOffset()), leo)
 	return &Partition{
 		Topic:         topic,
 		Index:         index,
@@ -110,7 +112,7 @@ func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
 		return false
 	}
 	p.leader = true
-	p.wakeLocked()
+	p.highWatermarkMovedLocked()
 	return true
 }
 
@@ -142,6 +144,15 @@ func (p *Partition) Stop() {
 	if p.leader {
 		p.leaderState.Resign()
 		p.leader = false
+	}
+	p.wakeLocked()
+}
+
+// highWatermarkMovedLocked tells the log, whose retention must not delete
+// what consumers cannot read yet, and wakes waiters. The caller holds mu.
+func (p *Partition) highWatermarkMovedLocked() {
+	if s, ok := p.log.(logstore.HighWatermarkSetter); ok {
+		s.SetHighWatermark(p.highWatermarkLocked())
 	}
 	p.wakeLocked()
 }
@@ -233,7 +244,9 @@ func (p *Partition) AppendAsLeader(batches []logstore.Batch, logAppendTime int64
 	if err != nil {
 		return info, err
 	}
-	p.leaderState.AppendedAsLeader(p.log.LogEndOffset(), p.opts.Now())
+	if p.leaderState.AppendedAsLeader(p.log.LogEndOffset(), p.opts.Now()) {
+		p.highWatermarkMovedLocked()
+	}
 	// Wake on every append, not only on HW moves: followers' long-polling
 	// fetches wait for new records, which they read past the HW.
 	p.wakeLocked()

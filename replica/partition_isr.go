@@ -16,7 +16,7 @@ func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset, followerLo
 	}
 	res, err := p.leaderState.UpdateFollowerFetch(replicaID, fetchOffset, followerLogStartOffset, p.opts.Now(), leaderLogEndOffset)
 	if res.HighWatermarkMoved {
-		p.wakeLocked()
+		p.highWatermarkMovedLocked()
 	}
 	p.mu.Unlock()
 	if res.IsrExpansion != nil {
@@ -62,6 +62,6 @@ func (p *Partition) writeIsr(c IsrChange) {
 		p.opts.IsrWriter.RecordIsrChange(p.Topic, p.Index)
 	}
 	if moved || applied {
-		p.wakeLocked()
+		p.highWatermarkMovedLocked()
 	}
 }

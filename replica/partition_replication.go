@@ -103,7 +103,7 @@ func (p *Partition) SetLeaderHighWatermark(hw int64) {
 	}
 	before := p.followerState.HighWatermark()
 	if p.followerState.ApplyFetchResponse(hw, p.log.LogStartOffset(), p.log.LogEndOffset()) != before {
-		p.wakeLocked()
+		p.highWatermarkMovedLocked()
 	}
 }
 

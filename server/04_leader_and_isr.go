@@ -87,7 +87,8 @@ func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.Leade
 			b.logger.Error("cannot open a partition log", "topic", topic, "partition", ps.Partition, "err", err)
 			return kerr.KafkaStorageError
 		}
-		p = replica.New(topic, ps.Partition, id, l, l.LogEndOffset(), b.partitionOptions(configs))
+		hw := c.checkpointedHW[tp] // 0 when never checkpointed; New clamps it to the log
+		p = replica.New(topic, ps.Partition, id, l, hw, b.partitionOptions(configs))
 		c.hosted[tp] = p
 	}
 	// While a partition is in a fetcher the fetcher is its log's only

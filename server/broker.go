@@ -88,6 +88,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		// bound and can be registered.
 		b.cluster = newClusterState(nil)
 		b.cluster.fetchers = b.newFetchers()
+		b.cluster.checkpointedHW = b.readHighWatermarks()
 	}
 	b.data = newDataPath(b)
 	b.groups = group.New(group.Config{
@@ -196,10 +197,14 @@ func (b *Broker) Run(stop context.Context) error {
 			}
 		}()
 	}
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		b.logs.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		b.runHighWatermarkCheckpoints(ctx)
 	}()
 	if node != nil {
 		wg.Add(2)
@@ -237,6 +242,7 @@ func (b *Broker) Run(stop context.Context) error {
 	}
 	b.srv.Close()
 	wg.Wait()
+	b.checkpointHighWatermarks()
 	b.groups.Close()
 	if err := b.logs.Close(); err != nil {
 		runErr = errors.Join(runErr, err)

@@ -88,6 +88,9 @@ type clusterState struct {
 	hosted          map[TopicPartition]*replica.Partition
 	// fetchers replicate the partitions this broker follows.
 	fetchers *fetcher.Manager
+	// checkpointedHW is replication-offset-checkpoint as read at start-up:
+	// a replica's first HW.
+	checkpointedHW map[TopicPartition]int64
 }
 
 func newClusterState(control ClusterControl) *clusterState {
