@@ -11,7 +11,7 @@ while IFS= read -r file; do
 	dir="$(dirname "$file")"
 	for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file"); do
 		echo "fuzz: $dir $target for $fuzztime"
-		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$dir"; then
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 2s "$dir"; then
 			failed+=("$dir $target")
 		fi
 		n=$((n + 1))
