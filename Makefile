@@ -2,8 +2,8 @@
 GO          ?= go
 FUZZTIME    ?= 10s
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-# The compat package drives real processes; everything else is a unit test.
-UNIT_PKGS    = $(shell $(GO) list ./... | grep -v '^github.com/kbroker/kbroker/compat$$')
+# compat and compat/cluster drive real processes; everything else is a unit test.
+UNIT_PKGS    = $(shell $(GO) list ./... | grep -v -e '^github.com/kbroker/kbroker/compat$$' -e '^github.com/kbroker/kbroker/compat/cluster$$')
 
 .PHONY: all build run deps vet staticcheck unit compat kgo-suite fuzz test clean
 
