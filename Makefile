@@ -31,6 +31,12 @@ unit:
 compat: deps build
 	$(GO) test -count=1 -timeout 20m ./compat/
 
+# Cluster mode: a private ZooKeeper (scripts/zk.sh) and several broker
+# processes per test.
+.PHONY: compat-cluster
+compat-cluster: deps build
+	$(GO) test -count=1 -timeout 20m ./compat/cluster/
+
 # franz-go's own pkg/kgo integration tests, the allow-listed ones.
 kgo-suite: build
 	compat/kgo-suite.sh
