@@ -52,6 +52,37 @@ type Options struct {
 	// IsrWriter persists leader-made ISR changes (cluster mode); nil for a
 	// standalone broker, whose ISR never changes.
 	IsrWriter IsrWriter
+	// IsrChanged, when set, hears every ISR change this leader made or
+	// failed to make (metrics: IsrShrinksPerSec, IsrExpandsPerSec,
+	// FailedIsrUpdatesPerSec).
+	IsrChanged func(kind IsrChangeKind, failed bool)
+}
+
+// Status is a snapshot for metrics and debugging.
+type Status struct {
+	Leader          bool
+	UnderReplicated bool // leader with an ISR smaller than the replicas
+	UnderMinIsr     bool // leader with an ISR below min.insync.replicas
+	HighWatermark   int64
+	LogEndOffset    int64
+	LogStartOffset  int64
+}
+
+// Status reports the partition's replication state.
+func (p *Partition) Status() Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := Status{
+		Leader:         p.leader,
+		HighWatermark:  p.highWatermarkLocked(),
+		LogEndOffset:   p.log.LogEndOffset(),
+		LogStartOffset: p.log.LogStartOffset(),
+	}
+	if p.leader {
+		s.UnderReplicated = p.leaderState.IsUnderReplicated()
+		s.UnderMinIsr = p.leaderState.IsUnderMinIsr()
+	}
+	return s
 }
 
 // IsrWriter writes a leader-made ISR change to the partition's state znode,

@@ -55,11 +55,17 @@ func (p *Partition) writeIsr(c IsrChange) {
 		// A version conflict means the controller changed the partition;
 		// 3.9 keeps the old ISR and waits for its LeaderAndIsr.
 		p.leaderState.FailIsrChange(c)
+		if p.opts.IsrChanged != nil {
+			p.opts.IsrChanged(c.Kind, true)
+		}
 		return
 	}
 	applied, moved := p.leaderState.CompleteIsrChange(c, version, p.opts.Now())
 	if applied && p.opts.IsrWriter != nil {
 		p.opts.IsrWriter.RecordIsrChange(p.Topic, p.Index)
+	}
+	if applied && p.opts.IsrChanged != nil {
+		p.opts.IsrChanged(c.Kind, false)
 	}
 	if moved || applied {
 		p.highWatermarkMovedLocked()

@@ -39,6 +39,7 @@ type Broker struct {
 	cluster *clusterState
 
 	groups *group.Coordinator
+	metrics *brokerMetrics
 	// now is the broker's clock; tests replace it.
 	now func() time.Time
 
@@ -65,6 +66,10 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		topicsByID: map[[16]byte]*Topic{},
 		bound:      map[string]*net.TCPAddr{},
 		now:        time.Now,
+	}
+	b.metrics = newBrokerMetrics(b)
+	if err := reg.Register(b.metrics); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	logs, err := logstore.OpenManagerWithOptions(logstore.ManagerOptions{
 		Dirs:     cfg.LogDirs,

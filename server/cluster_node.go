@@ -85,6 +85,7 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 		ReplicaLagTimeMax: b.cfg.ReplicaLagTimeMax,
 		MinInsyncReplicas: minIsr,
 		Now:               b.now,
+		IsrChanged:        b.metrics.isrChanged,
 	}
 	if w, ok := b.cluster.control.(replica.IsrWriter); ok {
 		opts.IsrWriter = w
