@@ -190,6 +190,18 @@ func (l *FileLog) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	return l.epochs.endOffsetFor(epoch, l.logEndOffset())
 }
 
+func (l *FileLog) AssignLeaderEpoch(epoch int32, startOffset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.epochs.latest(); ok && e.Epoch >= epoch {
+		return nil
+	}
+	if !l.epochs.assign(epoch, startOffset) {
+		return nil
+	}
+	return l.writeEpochs()
+}
+
 // writeEpochs persists the epoch cache synchronously, as Kafka does for a
 // new entry; truncations rewrite it the same way (simpler than 3.9's
 // asynchronous write and never staler).

@@ -84,6 +84,10 @@ type Log interface {
 	// start offset of the next epoch (the log end offset for the latest
 	// epoch); (-1, -1) when unknown.
 	EndOffsetForEpoch(epoch int32) (leaderEpoch int32, endOffset int64)
+	// AssignLeaderEpoch records that leader epoch epoch starts at
+	// startOffset, as a new leader does at election before any append
+	// (KAFKA-7415); an epoch not newer than the latest entry is ignored.
+	AssignLeaderEpoch(epoch int32, startOffset int64) error
 }
 
 // Config holds the per-topic log settings, named after the topic-level

@@ -114,6 +114,16 @@ func (l *MemLog) LeaderEpochEntries() []EpochEntry {
 	return l.epochs.clone()
 }
 
+func (l *MemLog) AssignLeaderEpoch(epoch int32, startOffset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.epochs.latest(); ok && e.Epoch >= epoch {
+		return nil
+	}
+	l.epochs.assign(epoch, startOffset)
+	return nil
+}
+
 func (l *MemLog) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()

@@ -142,6 +142,15 @@ func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
 	if !res.Applied {
 		return false
 	}
+	if res.NewLeaderEpoch {
+		// KAFKA-7415: the new epoch's start is recorded at election, so a
+		// follower asking about it before the first append gets this
+		// leader's answer, not the previous epoch's.
+		if err := p.log.AssignLeaderEpoch(s.LeaderEpoch, res.EpochStartOffset); err != nil {
+			p.leaderState.Resign()
+			return false
+		}
+	}
 	p.leader = true
 	p.highWatermarkMovedLocked()
 	return true
