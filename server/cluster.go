@@ -39,6 +39,23 @@ type ClusterControl interface {
 	// ControlledShutdown moves leadership off a stopping broker and returns
 	// the partitions it still leads; brokerEpoch -1 skips the epoch check.
 	ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error)
+	// ElectLeaders runs preferred (unclean false) or unclean elections;
+	// partitions nil means all. Each partition maps to nil or its error.
+	ElectLeaders(ctx context.Context, unclean bool, partitions []TopicPartition) (map[TopicPartition]error, error)
+	// AlterPartitionReassignments starts reassignments to the target
+	// replicas, or cancels them where the target is nil.
+	AlterPartitionReassignments(ctx context.Context, targets map[TopicPartition][]int32) (map[TopicPartition]error, error)
+	// ListPartitionReassignments lists ongoing reassignments; partitions
+	// nil means all.
+	ListPartitionReassignments(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]PartitionReassignment, error)
+}
+
+// PartitionReassignment is an ongoing reassignment (KIP-455): Replicas is
+// the union of the origin and target replicas while it runs.
+type PartitionReassignment struct {
+	Replicas         []int32
+	AddingReplicas   []int32
+	RemovingReplicas []int32
 }
 
 // TopicPartition names one partition.

@@ -57,6 +57,55 @@ func (c nodeControl) ControlledShutdown(ctx context.Context, brokerID int32, bro
 	return out, err
 }
 
+func (c nodeControl) ElectLeaders(ctx context.Context, unclean bool, partitions []TopicPartition) (map[TopicPartition]error, error) {
+	typ := controller.ElectPreferred
+	if unclean {
+		typ = controller.ElectUnclean
+	}
+	var tps []controller.TopicPartition
+	if partitions != nil {
+		tps = make([]controller.TopicPartition, len(partitions))
+		for i, tp := range partitions {
+			tps[i] = controller.TopicPartition(tp)
+		}
+	}
+	res, err := c.n.ElectLeaders(ctx, typ, tps)
+	out := make(map[TopicPartition]error, len(res))
+	for tp, e := range res {
+		out[TopicPartition(tp)] = e
+	}
+	return out, err
+}
+
+func (c nodeControl) AlterPartitionReassignments(ctx context.Context, targets map[TopicPartition][]int32) (map[TopicPartition]error, error) {
+	in := make(map[controller.TopicPartition][]int32, len(targets))
+	for tp, rs := range targets {
+		in[controller.TopicPartition(tp)] = rs
+	}
+	res, err := c.n.AlterPartitionReassignments(ctx, in)
+	out := make(map[TopicPartition]error, len(res))
+	for tp, e := range res {
+		out[TopicPartition(tp)] = e
+	}
+	return out, err
+}
+
+func (c nodeControl) ListPartitionReassignments(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]PartitionReassignment, error) {
+	var tps []controller.TopicPartition
+	if partitions != nil {
+		tps = make([]controller.TopicPartition, len(partitions))
+		for i, tp := range partitions {
+			tps[i] = controller.TopicPartition(tp)
+		}
+	}
+	res, err := c.n.ListPartitionReassignments(ctx, tps)
+	out := make(map[TopicPartition]PartitionReassignment, len(res))
+	for tp, r := range res {
+		out[TopicPartition(tp)] = PartitionReassignment(r)
+	}
+	return out, err
+}
+
 func (c nodeControl) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
 	return c.n.UpdateIsr(topic, partition, controller.LeaderAndIsr{
 		Leader:          leader,
