@@ -12,8 +12,11 @@ all: build
 build:
 	$(GO) build -o bin/kbroker ./cmd/kbroker
 
+# DATA and RUN_ARGS let tests run the same command elsewhere.
+DATA     ?= ./data
+RUN_ARGS ?=
 run: build
-	bin/kbroker config/server.properties --override log.dirs=./data
+	bin/kbroker config/server.properties --override log.dirs=$(DATA) $(RUN_ARGS)
 
 deps:
 	scripts/deps.sh

@@ -52,12 +52,21 @@ func describeGroup(t *testing.T, addr, group string) []groupRow {
 
 func TestConsoleRoundTrip(t *testing.T) {
 	b := harness.StartBroker(t)
-	const topic, group, n = "console", "console-g", 10000
+	const topic = "console"
 	ctx := testCtx(t, 2*time.Minute)
 	if out, errOut, err := harness.RunTool(t, ctx, "kafka-topics", "--bootstrap-server", b.Addr,
 		"--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1"); err != nil {
 		t.Fatalf("kafka-topics --create: %v\n%s\n%s", err, out, errOut)
 	}
+	consoleRoundTrip(t, b.Addr, topic, "console-g")
+}
+
+// consoleRoundTrip sends 10,000 lines with the Java console producer, reads
+// them back in order with the console consumer in a group, and checks that
+// kafka-consumer-groups shows lag 0.
+func consoleRoundTrip(t *testing.T, addr, topic, group string) {
+	t.Helper()
+	const n = 10000
 
 	var in strings.Builder
 	want := make([]string, n)
@@ -65,14 +74,14 @@ func TestConsoleRoundTrip(t *testing.T) {
 		want[i] = fmt.Sprintf("line-%05d payload %d", i, i*7)
 		in.WriteString(want[i] + "\n")
 	}
-	ctx = testCtx(t, 3*time.Minute)
+	ctx := testCtx(t, 3*time.Minute)
 	if out, errOut, err := harness.RunToolInput(t, ctx, strings.NewReader(in.String()), "kafka-console-producer",
-		"--bootstrap-server", b.Addr, "--topic", topic, "--producer-property", "acks=all"); err != nil {
+		"--bootstrap-server", addr, "--topic", topic, "--producer-property", "acks=all"); err != nil {
 		t.Fatalf("kafka-console-producer: %v\n%s\n%s", err, out, errOut)
 	}
 
 	ctx = testCtx(t, 3*time.Minute)
-	out, errOut, err := harness.RunTool(t, ctx, "kafka-console-consumer", "--bootstrap-server", b.Addr,
+	out, errOut, err := harness.RunTool(t, ctx, "kafka-console-consumer", "--bootstrap-server", addr,
 		"--topic", topic, "--from-beginning", "--group", group,
 		"--max-messages", fmt.Sprint(n), "--timeout-ms", "60000")
 	if err != nil {
@@ -88,7 +97,7 @@ func TestConsoleRoundTrip(t *testing.T) {
 		}
 	}
 
-	rows := describeGroup(t, b.Addr, group)
+	rows := describeGroup(t, addr, group)
 	for _, r := range rows {
 		if r["TOPIC"] != topic {
 			continue
