@@ -157,14 +157,6 @@ func intOf(v any) int64 {
 	return n
 }
 
-func intsOf(v any) []int32 {
-	var out []int32
-	for _, e := range v.([]any) {
-		out = append(out, int32(intOf(e)))
-	}
-	return out
-}
-
 // Kafka 3.x payloads (reference §1.3).
 var (
 	controllerShape = shape{required: map[string]string{

@@ -10,6 +10,13 @@
 //     Broker.Term sends SIGTERM (controlled shutdown) and waits, Broker.Kill
 //     sends SIGKILL. The broker's stdout and stderr go to Broker.LogPath,
 //     whose tail is printed when the test fails.
+//   - StartZooKeeper(t) runs a private ZooKeeper (scripts/zk.sh) on a free
+//     port, stopped through its pid file at cleanup; ZooKeeper.Connect opens
+//     a go-zookeeper session for reading znodes.
+//   - StartCluster(t, n, overrides...) starts ZooKeeper and n cluster-mode
+//     brokers (broker.id 1..n, short session and lag timeouts) and waits
+//     until each lists all n in Metadata. Cluster.Restart, Cluster.WaitReady,
+//     MetadataFrom (one broker exactly), Broker.Pause/Resume (SIGSTOP/SIGCONT).
 //   - RunTool / RunToolInput run a wrapper from compat/bin (the Apache Kafka
 //     command-line tools on the jars in compat/lib); Kcat runs kcat.
 //   - NewProxy(t, target) is a TCP proxy whose CutAll drops every open

@@ -1,0 +1,369 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/kbroker/kbroker/compat/harness"
+	"github.com/kbroker/kbroker/logstore"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Helpers for the chaos acceptance tests of issue 4 (chaos_*_test.go).
+// Every record value is "<prefix>-<seq>" with a sequence number unique
+// within the test, so a record read back names exactly one produce call:
+// loss, duplication and a record found at another offset are all visible.
+
+// chaosAck is where the broker said an acknowledged record lives.
+type chaosAck struct {
+	Partition int32
+	Offset    int64
+}
+
+// chaosProducer produces sequence-numbered records in the background and
+// remembers the acknowledged ones.
+type chaosProducer struct {
+	cl     *kgo.Client
+	prefix string
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu     sync.Mutex
+	acked  map[string]chaosAck
+	failed map[string]int // error text -> records that failed with it
+	sent   int
+}
+
+// chaosAcksAllOpts are the producer settings of the chaos tests: acks=all
+// and idempotence (kgo's defaults, spelled out so a default change cannot
+// weaken the tests), and a delivery timeout long enough to ride out a
+// session timeout plus an election.
+func chaosAcksAllOpts(topic string) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.DefaultProduceTopic(topic),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordDeliveryTimeout(45 * time.Second),
+		kgo.ProducerLinger(5 * time.Millisecond),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
+	}
+}
+
+// startChaosProducer keeps at most 200 records in flight until stop.
+func startChaosProducer(t *testing.T, seeds []string, prefix string, opts ...kgo.Opt) *chaosProducer {
+	t.Helper()
+	p := &chaosProducer{
+		cl:     newClient(t, seeds, opts...),
+		prefix: prefix,
+		done:   make(chan struct{}),
+		acked:  map[string]chaosAck{},
+		failed: map[string]int{},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go func() {
+		defer close(p.done)
+		sem := make(chan struct{}, 200)
+		for seq := 0; ; seq++ {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			p.mu.Lock()
+			p.sent++
+			p.mu.Unlock()
+			r := &kgo.Record{Value: fmt.Appendf(nil, "%s-%08d", prefix, seq)}
+			p.cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
+				<-sem
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if err != nil {
+					p.failed[err.Error()]++
+					return
+				}
+				p.acked[string(r.Value)] = chaosAck{r.Partition, r.Offset}
+			})
+			select {
+			case <-time.After(time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// count is the number of records acknowledged so far.
+func (p *chaosProducer) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.acked)
+}
+
+// stop ends production and waits (bounded) for every in-flight record.
+func (p *chaosProducer) stop(t *testing.T) map[string]chaosAck {
+	t.Helper()
+	p.cancel()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("chaos producer loop did not stop")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := p.cl.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var texts []string
+	for text, n := range p.failed {
+		texts = append(texts, fmt.Sprintf("%d× %s", n, text))
+	}
+	sort.Strings(texts)
+	t.Logf("producer %s: %d sent, %d acknowledged; failures: %v", p.prefix, p.sent, len(p.acked), texts)
+	out := make(map[string]chaosAck, len(p.acked))
+	for k, v := range p.acked {
+		out[k] = v
+	}
+	return out
+}
+
+// produceChaosSync produces n records valued prefix-seq to partition p
+// (the client must use the manual partitioner) and returns where each was
+// acknowledged; any failure fails the test.
+func produceChaosSync(t *testing.T, cl *kgo.Client, p int32, prefix string, n int) map[string]chaosAck {
+	t.Helper()
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Partition: p, Value: fmt.Appendf(nil, "%s-%08d", prefix, i)})
+	}
+	res := cl.ProduceSync(testCtx(t, 60*time.Second), recs...)
+	if err := res.FirstErr(); err != nil {
+		t.Fatalf("produce %s: %v", prefix, err)
+	}
+	out := map[string]chaosAck{}
+	for _, r := range res {
+		out[string(r.Record.Value)] = chaosAck{r.Record.Partition, r.Record.Offset}
+	}
+	return out
+}
+
+// chaosRead is one record as a consumer read it.
+type chaosRead struct {
+	Partition int32
+	Offset    int64
+}
+
+// readPartitionsToHW consumes every partition of topic from offset 0 (kgo
+// fetches from the current leader) until it reaches the HW that
+// ListOffsets latest reports, and returns where each value was read.
+func readPartitionsToHW(t *testing.T, c *harness.Cluster, topic string, hw map[int32]int64) map[string][]chaosRead {
+	t.Helper()
+	start := map[int32]kgo.Offset{}
+	for p := range hw {
+		start[p] = kgo.NewOffset().At(0)
+	}
+	cl := newClient(t, c.Addrs(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}),
+		kgo.FetchMaxWait(500*time.Millisecond))
+	next := map[int32]int64{}
+	out := map[string][]chaosRead{}
+	ctx := testCtx(t, 90*time.Second)
+	done := func() bool {
+		for p, h := range hw {
+			if next[p] < h {
+				return false
+			}
+		}
+		return true
+	}
+	for !done() {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			t.Fatalf("consume %s: reached %v of HWs %v within 90s", topic, next, hw)
+		}
+		fs.EachError(func(tp string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Logf("fetch %s/%d: %v", tp, p, err)
+			}
+		})
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset < next[r.Partition] {
+				t.Errorf("partition %d: offset %d read after offset %d (offsets went backwards)", r.Partition, r.Offset, next[r.Partition]-1)
+			}
+			next[r.Partition] = r.Offset + 1
+			out[string(r.Value)] = append(out[string(r.Value)], chaosRead(chaosAck{r.Partition, r.Offset}))
+		})
+	}
+	return out
+}
+
+// checkAckedExactlyOnce fails for every acknowledged record that is not
+// read exactly once at its acknowledged offset, and for any value read
+// more than once at all (idempotence forbids duplicates even of records
+// whose acknowledgement was lost). It reports a handful of examples and
+// the totals.
+func checkAckedExactlyOnce(t *testing.T, what string, acked map[string]chaosAck, read map[string][]chaosRead) {
+	t.Helper()
+	var lost, dup, moved []string
+	for v, a := range acked {
+		r := read[v]
+		switch {
+		case len(r) == 0:
+			lost = append(lost, fmt.Sprintf("%s acked at %d/%d", v, a.Partition, a.Offset))
+		case len(r) > 1:
+			dup = append(dup, fmt.Sprintf("%s acked at %d/%d read at %v", v, a.Partition, a.Offset, r))
+		case r[0].Partition != a.Partition || r[0].Offset != a.Offset:
+			moved = append(moved, fmt.Sprintf("%s acked at %d/%d read at %d/%d", v, a.Partition, a.Offset, r[0].Partition, r[0].Offset))
+		}
+	}
+	var unackedDup []string
+	for v, r := range read {
+		if _, ok := acked[v]; !ok && len(r) > 1 {
+			unackedDup = append(unackedDup, fmt.Sprintf("%s read at %v", v, r))
+		}
+	}
+	for _, l := range [][]string{lost, dup, moved, unackedDup} {
+		sort.Strings(l)
+	}
+	ex := func(l []string) []string { return l[:min(len(l), 5)] }
+	if len(lost)+len(dup)+len(moved) > 0 {
+		t.Errorf("%s: of %d acknowledged records %d lost %v, %d read more than once %v, %d at another offset %v",
+			what, len(acked), len(lost), ex(lost), len(dup), ex(dup), len(moved), ex(moved))
+	}
+	if len(unackedDup) > 0 {
+		t.Errorf("%s: %d unacknowledged values read more than once with an idempotent producer: %v",
+			what, len(unackedDup), ex(unackedDup))
+	}
+	t.Logf("%s: %d acknowledged records checked against %d distinct values read", what, len(acked), len(read))
+}
+
+// waitISRSize waits until every partition's state znode has an ISR of n.
+func waitISRSize(t *testing.T, conn *zk.Conn, topic string, partitions int32, n int, timeout time.Duration) {
+	t.Helper()
+	waitUntil(t, timeout, fmt.Sprintf("ISRs of %s reach %d", topic, n), func() error {
+		states, err := readStates(conn, topic, partitions)
+		if err != nil {
+			return err
+		}
+		for p, s := range states {
+			if len(s.ISR) != n {
+				return fmt.Errorf("partition %d: %+v", p, s)
+			}
+		}
+		return nil
+	})
+}
+
+// waitLeaderChange waits until partition p has a live leader other than
+// old and returns the new state.
+func waitLeaderChange(t *testing.T, conn *zk.Conn, topic string, p int32, old int32, timeout time.Duration) partitionState {
+	t.Helper()
+	var s partitionState
+	waitUntil(t, timeout, fmt.Sprintf("partition %d leaves leader %d", p, old), func() error {
+		var err error
+		if s, err = readState(conn, topic, p); err != nil {
+			return err
+		}
+		if s.Leader < 0 || s.Leader == old {
+			return fmt.Errorf("state %+v", s)
+		}
+		return nil
+	})
+	return s
+}
+
+// finishChaos is the common ending: wait for a full ISR, read every
+// partition to its HW and check the acknowledged records, then stop every
+// broker with SIGTERM and compare the replicas' segment files below the
+// HW.
+func finishChaos(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic string, partitions int32, acked map[string]chaosAck) {
+	t.Helper()
+	waitISRSize(t, conn, topic, partitions, 3, 60*time.Second)
+	hw := highWatermarks(t, c, topic)
+	t.Logf("HWs after the run: %v; states: %v", hw, mustStates(t, conn, topic, partitions))
+	read := readPartitionsToHW(t, c, topic, hw)
+	checkAckedExactlyOnce(t, topic, acked, read)
+	stopAll(t, c)
+	compareReplicaLogs(t, c, conn, topic, hw)
+	for _, b := range c.Brokers {
+		t.Logf("broker %d: %s", b.ID, truncationLines(b.LogPath, topic, 8))
+	}
+}
+
+// checkpointHW reads a partition's HW from a broker's
+// replication-offset-checkpoint; -1 if it has no entry.
+func checkpointHW(logDir, topic string, p int32) (int64, error) {
+	entries, err := logstore.ReadCheckpoint(filepath.Join(logDir, "replication-offset-checkpoint"))
+	if err != nil {
+		return -1, err
+	}
+	for _, e := range entries {
+		if e.Topic == topic && e.Partition == p {
+			return e.Offset, nil
+		}
+	}
+	return -1, nil
+}
+
+// truncationLines returns up to n log lines of a broker that mention
+// truncation and the topic: evidence of which rule a replica followed.
+func truncationLines(logPath, topic string, n int) string {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		low := strings.ToLower(l)
+		if strings.Contains(low, "truncat") && strings.Contains(l, topic) {
+			out = append(out, l)
+		}
+	}
+	if len(out) > n {
+		out = append([]string{"… " + strconv.Itoa(len(out)-n) + " earlier lines"}, out[len(out)-n:]...)
+	}
+	if len(out) == 0 {
+		return "no truncation lines"
+	}
+	return "truncation lines:\n" + strings.Join(out, "\n")
+}
+
+// otherThan lists the brokers of c other than the given ids.
+func otherThan(c *harness.Cluster, ids ...int32) []int32 {
+	var out []int32
+	for _, b := range c.Brokers {
+		if !slices.Contains(ids, b.ID) {
+			out = append(out, b.ID)
+		}
+	}
+	return out
+}
+
+// endOffsets is ListOffsets latest (the HW) for one partition through
+// whichever broker leads it, or an error.
+func endOffset(ctx context.Context, cl *kgo.Client, topic string, p int32) (int64, error) {
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return -1, err
+	}
+	o, ok := ends.Lookup(topic, p)
+	if !ok {
+		return -1, fmt.Errorf("no end offset for %s/%d", topic, p)
+	}
+	return o.Offset, o.Err
+}
