@@ -17,7 +17,6 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/kbroker/kbroker/compat/harness"
 	"github.com/kbroker/kbroker/logstore"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -206,7 +205,7 @@ func readPartitionsToHW(t *testing.T, c *harness.Cluster, topic string, hw map[i
 				t.Errorf("partition %d: offset %d read after offset %d (offsets went backwards)", r.Partition, r.Offset, next[r.Partition]-1)
 			}
 			next[r.Partition] = r.Offset + 1
-			out[string(r.Value)] = append(out[string(r.Value)], chaosRead(chaosAck{r.Partition, r.Offset}))
+			out[string(r.Value)] = append(out[string(r.Value)], chaosRead{r.Partition, r.Offset})
 		})
 	}
 	return out
@@ -354,16 +353,20 @@ func otherThan(c *harness.Cluster, ids ...int32) []int32 {
 	return out
 }
 
-// endOffsets is ListOffsets latest (the HW) for one partition through
-// whichever broker leads it, or an error.
-func endOffset(ctx context.Context, cl *kgo.Client, topic string, p int32) (int64, error) {
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+// allSegmentBytes is every .log segment of a partition, in offset order.
+func allSegmentBytes(logDir, topic string, p int32) ([]byte, error) {
+	segs, err := filepath.Glob(filepath.Join(logDir, fmt.Sprintf("%s-%d", topic, p), "*.log"))
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
-	o, ok := ends.Lookup(topic, p)
-	if !ok {
-		return -1, fmt.Errorf("no end offset for %s/%d", topic, p)
+	sort.Strings(segs) // zero-padded base offsets sort as numbers
+	var all []byte
+	for _, s := range segs {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, b...)
 	}
-	return o.Offset, o.Err
+	return all, nil
 }
