@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"syscall"
@@ -47,11 +48,22 @@ var clusterDefaults = []string{
 // (key=value) apply to every broker, after the harness's settings.
 func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 	t.Helper()
+	return StartClusterPerBroker(t, n, nil, overrides...)
+}
+
+// StartClusterPerBroker is StartCluster with settings that differ between
+// brokers (broker.rack, say): perBroker(id)'s overrides come last and win.
+func StartClusterPerBroker(t testing.TB, n int, perBroker func(id int32) []string, overrides ...string) *Cluster {
+	t.Helper()
 	bin := Build(t)
 	c := &Cluster{ZK: StartZooKeeper(t)}
 	rf := min(n, 3)
 	for i := 1; i <= n; i++ {
-		c.Brokers = append(c.Brokers, newClusterBroker(t, bin, int32(i), c.ZK.Addr, rf, overrides))
+		o := slices.Clone(overrides)
+		if perBroker != nil {
+			o = append(o, perBroker(int32(i))...)
+		}
+		c.Brokers = append(c.Brokers, newClusterBroker(t, bin, int32(i), c.ZK.Addr, rf, o))
 	}
 	for _, b := range c.Brokers {
 		b.start(t)
