@@ -40,6 +40,66 @@ compat: deps build
 compat-cluster: deps build
 	$(GO) test -count=1 -timeout 20m ./compat/cluster/
 
+# A local cluster: ZooKeeper on 127.0.0.1:2181 (data under data/zk) and
+# brokers 1-3 from config/cluster/ on 9092-9094, in the background. Pids and
+# logs are data/broker-N.pid and data/broker-N.log (ZooKeeper's in data/zk).
+# The target returns once every broker listens and one of them is the
+# controller; `make cluster-stop` ends exactly those processes, by pid.
+CLUSTER_BROKERS      = 1 2 3
+CLUSTER_ZK_PORT      = 2181
+CLUSTER_START_TIMEOUT ?= 60
+.PHONY: cluster cluster-stop
+cluster: SHELL := /bin/bash
+cluster: build
+	@mkdir -p data
+	@for n in $(CLUSTER_BROKERS); do \
+		if [ -f data/broker-$$n.pid ] && kill -0 $$(cat data/broker-$$n.pid) 2>/dev/null; then \
+			echo "broker $$n already runs (pid $$(cat data/broker-$$n.pid)); make cluster-stop first" >&2; exit 1; \
+		fi; \
+	done
+	scripts/zk.sh start data/zk $(CLUSTER_ZK_PORT)
+	@for n in $(CLUSTER_BROKERS); do \
+		setsid bin/kbroker config/cluster/broker-$$n.properties >data/broker-$$n.log 2>&1 </dev/null & \
+		echo $$! >data/broker-$$n.pid; \
+		echo "broker $$n: pid $$!, log data/broker-$$n.log"; \
+	done
+	@deadline=$$((SECONDS + $(CLUSTER_START_TIMEOUT))); \
+	for n in $(CLUSTER_BROKERS); do \
+		port=$$(sed -n 's/^listeners=.*:\([0-9]*\)$$/\1/p' config/cluster/broker-$$n.properties); \
+		until (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null; do \
+			if ! kill -0 $$(cat data/broker-$$n.pid) 2>/dev/null; then \
+				echo "broker $$n exited; last log lines:" >&2; tail -n 20 data/broker-$$n.log >&2; \
+				$(MAKE) --no-print-directory cluster-stop; exit 1; \
+			fi; \
+			if [ $$SECONDS -ge $$deadline ]; then \
+				echo "broker $$n does not answer on port $$port" >&2; \
+				$(MAKE) --no-print-directory cluster-stop; exit 1; \
+			fi; \
+			sleep 0.2; \
+		done; \
+		echo "broker $$n answers on 127.0.0.1:$$port"; \
+	done; \
+	metrics=$$(sed -n 's|^metrics.listener=\(.*\)|http://\1/metrics|p' $(foreach n,$(CLUSTER_BROKERS),config/cluster/broker-$(n).properties)); \
+	until curl -s $$metrics 2>/dev/null | grep -q '^kafka_controller_kafkacontroller_activecontrollercount 1'; do \
+		if [ $$SECONDS -ge $$deadline ]; then echo "no controller elected in time" >&2; $(MAKE) --no-print-directory cluster-stop; exit 1; fi; \
+		sleep 0.2; \
+	done; \
+	echo "cluster up: bootstrap 127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094"
+
+# SIGTERM is a controlled shutdown: leadership moves off each broker before
+# it exits. A broker still alive after 60 s is killed.
+cluster-stop:
+	@for n in $(CLUSTER_BROKERS); do \
+		f=data/broker-$$n.pid; [ -f $$f ] || continue; pid=$$(cat $$f); \
+		if kill -TERM $$pid 2>/dev/null; then \
+			for i in $$(seq 1 600); do kill -0 $$pid 2>/dev/null || break; sleep 0.1; done; \
+			if kill -0 $$pid 2>/dev/null; then echo "broker $$n (pid $$pid) still alive; killing" >&2; kill -KILL $$pid; fi; \
+			echo "broker $$n stopped"; \
+		fi; \
+		rm -f $$f; \
+	done
+	scripts/zk.sh stop data/zk $(CLUSTER_ZK_PORT)
+
 # franz-go's own pkg/kgo integration tests, the allow-listed ones.
 kgo-suite: build
 	compat/kgo-suite.sh
