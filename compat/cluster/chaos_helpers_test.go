@@ -370,3 +370,45 @@ func allSegmentBytes(logDir, topic string, p int32) ([]byte, error) {
 	}
 	return all, nil
 }
+
+// killAndRestart SIGKILLs broker id, waits down (at least) until its
+// registration /brokers/ids/<id> has gone with its ZooKeeper session
+// (Kafka, and kbroker, refuse to start while the old session still holds
+// the node), restarts it and checks it stayed up.
+func killAndRestart(t *testing.T, c *harness.Cluster, conn *zk.Conn, id int32, down time.Duration) {
+	t.Helper()
+	b := c.Broker(id)
+	b.Kill()
+	killed := time.Now()
+	waitUntil(t, sessionTimeout+20*time.Second, fmt.Sprintf("/brokers/ids/%d removed", id), func() error {
+		ok, _, err := conn.Exists(fmt.Sprintf("/brokers/ids/%d", id))
+		if err != nil {
+			return err
+		}
+		if ok {
+			return fmt.Errorf("/brokers/ids/%d still registered %v after SIGKILL", id, time.Since(killed).Round(time.Millisecond))
+		}
+		return nil
+	})
+	time.Sleep(time.Until(killed.Add(down)))
+	restartChecked(t, c, conn, id)
+}
+
+// restartChecked restarts a stopped broker and fails the test unless the
+// process is running and registered afterwards (the harness's readiness
+// check also passes once a broker that gave up has exited).
+func restartChecked(t *testing.T, c *harness.Cluster, conn *zk.Conn, id int32) {
+	t.Helper()
+	b := c.Broker(id)
+	c.Restart(t, b)
+	waitUntil(t, 20*time.Second, fmt.Sprintf("broker %d running and registered after restart", id), func() error {
+		if !b.Running() {
+			t.Fatalf("broker %d exited after restart", id)
+		}
+		ok, _, err := conn.Exists(fmt.Sprintf("/brokers/ids/%d", id))
+		if err == nil && !ok {
+			err = fmt.Errorf("/brokers/ids/%d absent", id)
+		}
+		return err
+	})
+}

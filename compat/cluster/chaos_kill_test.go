@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -28,10 +29,8 @@ func TestChaosLeaderKillWhileProducing(t *testing.T) {
 	victim := states[0].Leader
 	before := p.count()
 	t.Logf("SIGKILL broker %d, leader of %v, after %d acknowledged records", victim, partitionsLedBy(states, victim), before)
-	c.Broker(victim).Kill()
-	time.Sleep(4 * time.Second)
-	c.Restart(t, c.Broker(victim))
-	t.Logf("broker %d restarted %v after the kill", victim, time.Since(begin)-8*time.Second)
+	killAndRestart(t, c, conn, victim, 0)
+	t.Logf("broker %d restarted %v after the kill", victim, (time.Since(begin) - 8*time.Second).Round(time.Millisecond))
 	time.Sleep(time.Until(begin.Add(40 * time.Second)))
 	acked := p.stop(t)
 	if len(acked) <= before {
@@ -60,9 +59,7 @@ func TestChaosFollowerRestarts(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	for cycle := 1; cycle <= 10; cycle++ {
 		before := p.count()
-		c.Broker(victim).Kill()
-		time.Sleep(time.Second)
-		c.Restart(t, c.Broker(victim))
+		killAndRestart(t, c, conn, victim, 0)
 		time.Sleep(2 * time.Second)
 		s := mustStates(t, conn, topic, partitions)
 		t.Logf("cycle %d: follower %d restarted; %d records acknowledged during the cycle; partition 0 %+v",
@@ -105,7 +102,13 @@ func TestChaosLeaderRestartsAlternating(t *testing.T) {
 		order = append(order, victim)
 		c.Broker(victim).Kill()
 		next := waitLeaderChange(t, conn, topic, 0, victim, sessionTimeout+30*time.Second)
-		c.Restart(t, c.Broker(victim))
+		waitUntil(t, 20*time.Second, "old registration gone", func() error {
+			if ok, _, err := conn.Exists(fmt.Sprintf("/brokers/ids/%d", victim)); err != nil || ok {
+				return fmt.Errorf("/brokers/ids/%d exists %v (%v)", victim, ok, err)
+			}
+			return nil
+		})
+		restartChecked(t, c, conn, victim)
 		// The next kill should find two in-sync survivors, or it only
 		// tests unavailability.
 		waitISRSize(t, conn, topic, partitions, 3, 45*time.Second)

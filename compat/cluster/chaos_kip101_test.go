@@ -100,7 +100,15 @@ func TestChaosKIP101Truncation(t *testing.T) {
 	// 3. L and B die; C comes back alone and is elected uncleanly.
 	c.Broker(l).Kill()
 	c.Broker(b).Kill()
-	c.Restart(t, c.Broker(cc))
+	waitUntil(t, sessionTimeout+20*time.Second, "L's and B's registrations gone", func() error {
+		for _, id := range []int32{l, b} {
+			if ok, _, err := conn.Exists(fmt.Sprintf("/brokers/ids/%d", id)); err != nil || ok {
+				return fmt.Errorf("/brokers/ids/%d exists %v (%v)", id, ok, err)
+			}
+		}
+		return nil
+	})
+	restartChecked(t, c, conn, cc)
 	var elected partitionState
 	waitUntil(t, sessionTimeout+40*time.Second, "C elected uncleanly", func() error {
 		var err error
@@ -127,8 +135,8 @@ func TestChaosKIP101Truncation(t *testing.T) {
 	}
 
 	// 4. L and B return as followers of C.
-	c.Restart(t, c.Broker(l))
-	c.Restart(t, c.Broker(b))
+	restartChecked(t, c, conn, l)
+	restartChecked(t, c, conn, b)
 	waitFullISR(t, conn, topic, 1, 3)
 	for k, v := range produceChaosSync(t, allAcks, 0, "after", 200) {
 		acked[k] = v
