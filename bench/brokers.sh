@@ -1,0 +1,104 @@
+# Sourced by bench/run.sh: start, wait for and stop the two brokers under
+# test. Both get the same treatment: a fresh data directory on the same disk,
+# a listener on 127.0.0.1 only, logs into the run directory, and a pid we kill
+# ourselves (never by name: other engineers' brokers share this machine).
+
+# Kafka's own start script adds these to the heap flags
+# (KAFKA_JVM_PERFORMANCE_OPTS in bin/kafka-run-class.sh); we keep them so the
+# JVM runs the way Kafka ships it.
+KAFKA_JVM_OPTS=(-Xmx1G -Xms1G -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20
+	-XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent
+	-XX:MaxInlineLevel=15 -Djava.awt.headless=true)
+
+# write_kafka_config DIR PORT CONTROLLER_PORT: a single KRaft node in combined
+# mode (broker and controller in one process), Kafka defaults otherwise.
+write_kafka_config() {
+	local dir=$1 port=$2 cport=$3
+	cat >"$dir/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$dir/data
+num.partitions=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+PROPS
+}
+
+# start_kafka DIR PORT CONTROLLER_PORT: formats the storage with Kafka's
+# StorageTool and starts kafka.Kafka; sets BROKER_PID.
+start_kafka() {
+	local dir=$1 port=$2 cport=$3
+	mkdir -p "$dir"
+	write_kafka_config "$dir" "$port" "$cport"
+	local cp="$LIB/*" uuid
+	uuid=$(java -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)
+	java -cp "$cp" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn kafka.tools.StorageTool \
+		format -t "$uuid" -c "$dir/server.properties" --standalone >"$dir/format.log" 2>&1
+	java "${KAFKA_JVM_OPTS[@]}" -cp "$cp" \
+		-Dorg.slf4j.simpleLogger.defaultLogLevel=info -Dorg.slf4j.simpleLogger.logFile=System.err \
+		kafka.Kafka "$dir/server.properties" >"$dir/server.log" 2>&1 &
+	BROKER_PID=$!
+	{
+		echo "java -cp 'compat/lib/*' kafka.tools.StorageTool format -t <random-uuid> -c \$RUN/kafka/server.properties --standalone"
+		echo "java ${KAFKA_JVM_OPTS[*]} -cp 'compat/lib/*' kafka.Kafka \$RUN/kafka/server.properties"
+		echo "# \$RUN/kafka/server.properties:"
+		sed -e "s|$RUN|\$RUN|g" -e 's/^/#   /' "$dir/server.properties"
+	} >>"$RUN/commands.txt"
+	wait_port "$port" "$dir/server.log"
+}
+
+# start_kbroker DIR PORT METRICS_PORT: bin/kbroker standalone with pprof on.
+start_kbroker() {
+	local dir=$1 port=$2 mport=$3
+	mkdir -p "$dir/data"
+	"$ROOT/bin/kbroker" "$ROOT/config/server.properties" \
+		--override "listeners=PLAINTEXT://127.0.0.1:$port" \
+		--override "log.dirs=$dir/data" \
+		--override "metrics.listener=127.0.0.1:$mport" \
+		--override "pprof.enable=true" >"$dir/server.log" 2>&1 &
+	BROKER_PID=$!
+	echo "bin/kbroker config/server.properties --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs=\$RUN/kbroker/data --override metrics.listener=127.0.0.1:$mport --override pprof.enable=true" >>"$RUN/commands.txt"
+	wait_port "$port" "$dir/server.log"
+}
+
+# wait_port PORT LOG: up to 60 s for the broker to answer metadata requests.
+wait_port() {
+	local port=$1 log=$2 i
+	for ((i = 0; i < 120; i++)); do
+		if ! kill -0 "$BROKER_PID" 2>/dev/null; then
+			echo "bench: broker exited during start-up; last log lines:" >&2
+			tail -20 "$log" >&2
+			return 1
+		fi
+		if "$TOOLS/kafka-topics" --bootstrap-server "127.0.0.1:$port" --list >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.5
+	done
+	echo "bench: broker on port $port not ready after 60 s" >&2
+	return 1
+}
+
+# stop_broker: SIGTERM, then SIGKILL after 30 s.
+stop_broker() {
+	[[ -n "${BROKER_PID:-}" ]] || return 0
+	kill "$BROKER_PID" 2>/dev/null || true
+	local i
+	for ((i = 0; i < 60; i++)); do
+		kill -0 "$BROKER_PID" 2>/dev/null || break
+		sleep 0.5
+	done
+	kill -9 "$BROKER_PID" 2>/dev/null || true
+	wait "$BROKER_PID" 2>/dev/null || true
+	BROKER_PID=
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// row is one measured run, in the column order bench/workloads.sh writes.
+type row struct {
+	broker, workload string
+	rep              int
+	ok               bool
+	mbps, rps        float64
+	p50, p99, p999   float64 // milliseconds
+	cpuSeconds       float64
+	bytes            float64
+	rssKB            float64
+	load1            float64
+}
+
+// cpuPerGB is broker CPU seconds per 10^9 payload bytes moved.
+func (r row) cpuPerGB() float64 {
+	if r.bytes == 0 {
+		return 0
+	}
+	return r.cpuSeconds / (r.bytes / 1e9)
+}
+
+func readRows(path string) ([]row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rows []row
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		c := strings.Split(sc.Text(), "\t")
+		if len(c) != 13 {
+			return nil, fmt.Errorf("%s:%d: %d columns, want 13", path, line, len(c))
+		}
+		var nums [10]float64
+		for i, s := range c[4:] {
+			if nums[i], err = strconv.ParseFloat(s, 64); err != nil {
+				return nil, fmt.Errorf("%s:%d: column %d: %w", path, line, i+5, err)
+			}
+		}
+		rep, err := strconv.Atoi(c[2])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: rep: %w", path, line, err)
+		}
+		rows = append(rows, row{broker: c[0], workload: c[1], rep: rep, ok: c[3] == "ok",
+			mbps: nums[0], rps: nums[1], p50: nums[2], p99: nums[3], p999: nums[4],
+			cpuSeconds: nums[5], bytes: nums[6], rssKB: nums[7], load1: nums[8]})
+	}
+	return rows, sc.Err()
+}
+
+// median of the values; the lower middle one for an even count keeps the
+// figure one that was actually measured. ok is false with no values.
+func median(vs []float64) (float64, bool) {
+	if len(vs) == 0 {
+		return 0, false
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2], true
+}
+
+func readMeta(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		// A line may hold several space-separated key=value pairs only when
+		// its first value has no spaces; keep it whole under its first key.
+		if k, v, ok := strings.Cut(line, "="); ok {
+			m[k] = v
+		}
+	}
+	return m, nil
+}

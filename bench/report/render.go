@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+func render(b *strings.Builder, s summary, rows []row, meta map[string]string, commands string) {
+	fmt.Fprintf(b, "# kbroker vs Apache Kafka %s: %s\n\n", meta["kafka"], meta["date"])
+	fmt.Fprintf(b, "Written by `make bench` (bench/run.sh). kbroker `%s` (%s); Apache Kafka %s "+
+		"(`org.apache.kafka:kafka_2.13`, KRaft combined mode, one node) on %s; tools and clients "+
+		"from `org.apache.kafka:kafka-tools` %s; bench/loadgen on franz-go.\n\n",
+		meta["kbroker"], meta["go"], meta["kafka"], meta["java"], meta["kafka"])
+	fmt.Fprintf(b, "Machine: %s CPUs (%s), %s, %s. **Shared machine**: other engineers ran "+
+		"tests at the same time; load average %s at the start, %s at the end (1-minute load "+
+		"per run in the raw table). The clients (JVM perf tools, loadgen) run on the same 2 "+
+		"cores as the broker, so absolute figures are low and noisy; the ratios are what to read.\n\n",
+		meta["cpus"], meta["cpu_model"], meta["mem"], meta["kernel"], meta["load_start"], meta["load_end"])
+	fmt.Fprintf(b, "Each workload ran %s times per broker (median shown), Kafka first, then kbroker, "+
+		"each broker after an unmeasured warm-up (%s × 1 KiB and 3× as many 100-byte records). "+
+		"Records per produce run: %s × 1 KiB, %s × 100 B; fixed-rate runs %s s; consume %s × 1 KiB. "+
+		"Whole run: %s s.\n\n",
+		meta["reps"], meta["warmup_records"], meta["records_1k"], meta["records_100"],
+		meta["latency_seconds"], meta["consume_records"], meta["duration_s"])
+
+	renderHeadline(b, s)
+	renderTargets(b, s)
+	for _, w := range workloads {
+		renderWorkload(b, s, w.name, w.what)
+	}
+	b.WriteString("## Not measured yet\n\n" +
+		"- Cluster mode (3 brokers on this machine, replication factor 3, `min.insync.replicas=2`, " +
+		"`acks=all`): left for later. kbroker's cluster mode needs ZooKeeper and Kafka's " +
+		"counterpart needs a 3-node KRaft quorum; three JVMs with 1 GiB heaps plus clients do not fit " +
+		"2 shared cores in the 20-minute budget.\n\n")
+	b.WriteString("## How it was measured\n\n" +
+		"- Broker CPU: utime+stime of the broker process from `/proc/<pid>/stat` before and after " +
+		"each run, divided by the payload bytes of the run (records × record size, 10^9 bytes = 1 GB).\n" +
+		"- Peak RSS: `VmHWM` from `/proc/<pid>/status` after each run; it is reset before each run " +
+		"by writing 5 to `/proc/<pid>/clear_refs`, so it is that run's peak.\n" +
+		"- Produce latencies are what kafka-producer-perf-test reports at full speed (send to " +
+		"acknowledgement, dominated by the client's own queue); e2e-latency is from the scheduled " +
+		"send time to the consumer's poll, warm-up (3 s) excluded, no coordinated omission.\n" +
+		"- Consume throughput is the perf test's fetch.MB.sec / fetch.nMsg.sec (group join excluded).\n" +
+		"- kbroker was profiled (pprof, 100 Hz) during the first repetition of three workloads; " +
+		"the profiles are at the end.\n\n")
+	fmt.Fprintf(b, "## Commands\n\nLatency rate: %s records/s. Producer settings for every perf test run: `%s`. "+
+		"`$BOOTSTRAP` is 127.0.0.1 and the broker's port; `$RUN` a temp dir on the same disk.\n\n```\n%s```\n\n",
+		meta["latency_rate"], meta["producer_props"], commands)
+	renderRaw(b, rows)
+}
+
+// renderHeadline is the compact table the README quotes.
+func renderHeadline(b *strings.Builder, s summary) {
+	b.WriteString("## Headline (medians; ratio = kbroker / Kafka)\n\n" +
+		"| workload | Kafka MB/s | kbroker MB/s | ratio | Kafka p99 ms | kbroker p99 ms | ratio | Kafka CPU s/GB | kbroker CPU s/GB | ratio | Kafka RSS MiB | kbroker RSS MiB | ratio |\n" +
+		"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, w := range workloads {
+		fmt.Fprintf(b, "| %s |", w.name)
+		for _, m := range []string{"MB/s", "p99 latency ms", "broker CPU s/GB", "broker peak RSS MiB"} {
+			if m == "p99 latency ms" && w.name == "consume-2gib" {
+				b.WriteString(" – | – | – |")
+				continue
+			}
+			fmt.Fprintf(b, " %s | %s | %s |", s.get(w.name, "kafka", m), s.get(w.name, "kbroker", m), ratioString(s, w.name, m))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+func ratioString(s summary, workload, metricName string) string {
+	r, ok := s.ratio(workload, metricName)
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", r)
+}
+
+func renderWorkload(b *strings.Builder, s summary, name, what string) {
+	fmt.Fprintf(b, "## %s\n\n%s. Runs ok: Kafka %d/%d, kbroker %d/%d.\n\n| figure | Kafka | kbroker | kbroker/Kafka |\n| --- | ---: | ---: | ---: |\n",
+		name, what, s.okRep[name]["kafka"], s.reps[name]["kafka"], s.okRep[name]["kbroker"], s.reps[name]["kbroker"])
+	for _, m := range metrics {
+		if m.latency && name == "consume-2gib" {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", m.name, s.get(name, "kafka", m.name), s.get(name, "kbroker", m.name), ratioString(s, name, m.name))
+	}
+	b.WriteString("\n")
+}
+
+func renderRaw(b *strings.Builder, rows []row) {
+	b.WriteString("## Raw runs\n\n| broker | workload | rep | status | MB/s | records/s | p50 ms | p99 ms | p99.9 ms | CPU s | CPU s/GB | peak RSS MiB | load1 |\n" +
+		"| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, r := range rows {
+		status := "ok"
+		if !r.ok {
+			status = "fail"
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.2f |\n",
+			r.broker, r.workload, r.rep, status, num(r.mbps), num(r.rps), num(r.p50), num(r.p99), num(r.p999),
+			num(r.cpuSeconds), num(r.cpuPerGB()), num(r.rssKB/1024), r.load1)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"math"
+)
+
+// workloads in the order of issue 5, with what each one is.
+var workloads = []struct{ name, what string }{
+	{"produce-1k-acks1", "1 topic × 6 partitions, 1 KiB records, acks=1, max throughput (kafka-producer-perf-test)"},
+	{"produce-1k-acksall", "the same with acks=all"},
+	{"produce-100b-acks1", "100-byte records, acks=1, max throughput"},
+	{"produce-100b-acksall", "100-byte records, acks=all, max throughput"},
+	{"e2e-latency", "1 KiB records at a fixed rate (half of Kafka's 1 KiB acks=1 median), produce-to-consume latency (bench/loadgen, franz-go)"},
+	{"consume-2gib", "consume 2 GiB of 1 KiB records already written, from page cache (kafka-consumer-perf-test, fetch rates)"},
+}
+
+var brokers = []string{"kafka", "kbroker"}
+
+// metric is one figure of a workload; lowerIsBetter decides which way a
+// ratio is good.
+type metric struct {
+	name          string
+	value         func(row) float64
+	lowerIsBetter bool
+	latency       bool
+}
+
+var metrics = []metric{
+	{"MB/s", func(r row) float64 { return r.mbps }, false, false},
+	{"records/s", func(r row) float64 { return r.rps }, false, false},
+	{"p50 latency ms", func(r row) float64 { return r.p50 }, true, true},
+	{"p99 latency ms", func(r row) float64 { return r.p99 }, true, true},
+	{"p99.9 latency ms", func(r row) float64 { return r.p999 }, true, true},
+	{"broker CPU s/GB", row.cpuPerGB, true, false},
+	{"broker peak RSS MiB", func(r row) float64 { return r.rssKB / 1024 }, true, false},
+}
+
+// cell is the median of one metric for one broker and workload.
+type cell struct {
+	v  float64
+	ok bool
+}
+
+// summary[workload][broker][metric] plus the successful repetition counts.
+type summary struct {
+	cells map[string]map[string][]cell
+	okRep map[string]map[string]int
+	reps  map[string]map[string]int
+}
+
+func summarize(rows []row) summary {
+	s := summary{cells: map[string]map[string][]cell{}, okRep: map[string]map[string]int{}, reps: map[string]map[string]int{}}
+	for _, w := range workloads {
+		s.cells[w.name] = map[string][]cell{}
+		s.okRep[w.name] = map[string]int{}
+		s.reps[w.name] = map[string]int{}
+		for _, b := range brokers {
+			var ok []row
+			for _, r := range rows {
+				if r.workload == w.name && r.broker == b {
+					s.reps[w.name][b]++
+					if r.ok {
+						ok = append(ok, r)
+					}
+				}
+			}
+			s.okRep[w.name][b] = len(ok)
+			for _, m := range metrics {
+				var vs []float64
+				for _, r := range ok {
+					vs = append(vs, m.value(r))
+				}
+				v, has := median(vs)
+				s.cells[w.name][b] = append(s.cells[w.name][b], cell{v, has})
+			}
+		}
+	}
+	return s
+}
+
+func (s summary) get(workload, broker, metricName string) cell {
+	for i, m := range metrics {
+		if m.name == metricName {
+			return s.cells[workload][broker][i]
+		}
+	}
+	panic("unknown metric " + metricName)
+}
+
+// ratio is kbroker/Kafka; ok is false when either side is missing or Kafka's
+// figure is zero.
+func (s summary) ratio(workload, metricName string) (float64, bool) {
+	k, kb := s.get(workload, "kafka", metricName), s.get(workload, "kbroker", metricName)
+	if !k.ok || !kb.ok || k.v == 0 {
+		return 0, false
+	}
+	return kb.v / k.v, true
+}
+
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 100:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func (c cell) String() string {
+	if !c.ok {
+		return "fail"
+	}
+	return num(c.v)
+}

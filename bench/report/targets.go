@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// target is one line of issue 5's "Targets": the kbroker/Kafka ratio of a
+// figure against a bound.
+type target struct {
+	what, workload, metric string
+	bound                  float64
+	atLeast                bool
+}
+
+var targets = []target{
+	{"produce throughput ≥ 1.5× Kafka", "produce-1k-acks1", "MB/s", 1.5, true},
+	{"produce throughput ≥ 1.5× Kafka", "produce-1k-acksall", "MB/s", 1.5, true},
+	{"produce throughput ≥ 1.5× Kafka", "produce-100b-acks1", "MB/s", 1.5, true},
+	{"produce throughput ≥ 1.5× Kafka", "produce-100b-acksall", "MB/s", 1.5, true},
+	{"e2e p99 at fixed rate ≤ 0.5× Kafka", "e2e-latency", "p99 latency ms", 0.5, false},
+	{"consume throughput ≥ Kafka", "consume-2gib", "MB/s", 1, true},
+	{"CPU s per GB produced ≤ 0.7× Kafka", "produce-1k-acks1", "broker CPU s/GB", 0.7, false},
+	{"CPU s per GB produced ≤ 0.7× Kafka", "produce-1k-acksall", "broker CPU s/GB", 0.7, false},
+	{"CPU s per GB produced ≤ 0.7× Kafka", "produce-100b-acks1", "broker CPU s/GB", 0.7, false},
+	{"CPU s per GB produced ≤ 0.7× Kafka", "produce-100b-acksall", "broker CPU s/GB", 0.7, false},
+}
+
+// met reports whether the ratio satisfies the bound; ok is false when
+// either broker has no figure.
+func (t target) met(s summary) (ratio float64, met, ok bool) {
+	r, ok := s.ratio(t.workload, t.metric)
+	if !ok {
+		return 0, false, false
+	}
+	if t.atLeast {
+		return r, r >= t.bound, true
+	}
+	return r, r <= t.bound, true
+}
+
+// peakRSS is the largest per-workload median peak RSS of a broker: the
+// memory it needed for the heaviest workload.
+func peakRSS(s summary, broker string) (float64, bool) {
+	var peak float64
+	var any bool
+	for _, w := range workloads {
+		if c := s.get(w.name, broker, "broker peak RSS MiB"); c.ok {
+			peak, any = max(peak, c.v), true
+		}
+	}
+	return peak, any
+}
+
+func renderTargets(b *strings.Builder, s summary) {
+	b.WriteString("## Issue 5 targets\n\n| target | workload | kbroker/Kafka | met |\n| --- | --- | ---: | --- |\n")
+	for _, t := range targets {
+		r, met, ok := t.met(s)
+		switch {
+		case !ok:
+			fmt.Fprintf(b, "| %s | %s | – | no figure |\n", t.what, t.workload)
+		default:
+			fmt.Fprintf(b, "| %s | %s | %.2f× | %s |\n", t.what, t.workload, r, yesNo(met))
+		}
+	}
+	k, kok := peakRSS(s, "kafka")
+	kb, kbok := peakRSS(s, "kbroker")
+	if kok && kbok && k > 0 {
+		fmt.Fprintf(b, "| peak RSS ≤ 0.25× Kafka | largest over workloads (%.0f vs %.0f MiB) | %.2f× | %s |\n", kb, k, kb/k, yesNo(kb/k <= 0.25))
+	} else {
+		b.WriteString("| peak RSS ≤ 0.25× Kafka | largest over workloads | – | no figure |\n")
+	}
+	b.WriteString("| cluster mode, 3 brokers rf 3 | – | – | not measured (left for later) |\n\n")
+}
+
+func yesNo(met bool) string {
+	if met {
+		return "yes"
+	}
+	return "**no**"
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# make bench: kbroker and Apache Kafka, one after the other on this machine,
+# driven by Kafka's own perf tools and bench/loadgen; writes
+# bench/results/<date>.md. See bench/README.md for what is measured and how.
+#
+# Knobs (environment): REPS, RECORDS_1K, RECORDS_100, LATENCY_SECONDS,
+# CONSUME_RECORDS, WARMUP_RECORDS, LATENCY_RATE (default: half of Kafka's
+# measured 1 KiB acks=1 rate), BROKERS (default "kafka kbroker"; Kafka first
+# because the latency rate derives from it).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+LIB="$ROOT/compat/lib"
+TOOLS="$ROOT/compat/bin"
+CLK_TCK=$(getconf CLK_TCK)
+
+REPS=${REPS:-3}
+# Unset record counts are calibrated on the first broker's warm-up to runs
+# of about RUN_SECONDS (bench/workloads.sh, calibrate).
+RECORDS_1K=${RECORDS_1K:-}
+RECORDS_100=${RECORDS_100:-}
+RUN_SECONDS=${RUN_SECONDS:-12}
+LATENCY_SECONDS=${LATENCY_SECONDS:-15}
+CONSUME_RECORDS=${CONSUME_RECORDS:-2097152}
+WARMUP_RECORDS=${WARMUP_RECORDS:-200000}
+BROKERS=${BROKERS:-kafka kbroker}
+STEP_TIMEOUT=${STEP_TIMEOUT:-150}
+PROFILE_SECONDS=${PROFILE_SECONDS:-8}
+PROFILE_SECONDS_CONSUME=${PROFILE_SECONDS_CONSUME:-4}
+# Ports away from the defaults so a developer's broker or the compat tests
+# running next to us are not hit.
+KAFKA_PORT=39092 KAFKA_CONTROLLER_PORT=39093
+KBROKER_PORT=39192 KBROKER_METRICS_PORT=39193
+
+source "$ROOT/bench/brokers.sh"
+source "$ROOT/bench/workloads.sh"
+
+RUN=$(mktemp -d -t kbroker-bench.XXXXXX)
+BROKER_PID=
+PROFILE_PID=
+cleanup() {
+	local rc=$?
+	[[ -n "${PROFILE_PID:-}" ]] && kill "$PROFILE_PID" 2>/dev/null
+	stop_broker
+	if [[ $rc != 0 ]]; then
+		echo "bench: failed (exit $rc); run directory kept at $RUN" >&2
+	elif [[ -z "${KEEP_RUN:-}" ]]; then
+		rm -rf "$RUN"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for jar in "$LIB"/kafka_2.13-*.jar "$LIB"/kafka-tools-*.jar; do
+	[[ -f "$jar" ]] || {
+		echo "bench: $jar missing; run make deps" >&2
+		exit 1
+	}
+done
+[[ -x bin/kbroker ]] || {
+	echo "bench: bin/kbroker missing; run make build" >&2
+	exit 1
+}
+go build -o "$RUN/loadgen" ./bench/loadgen
+go build -o "$RUN/report" ./bench/report
+
+RAW="$RUN/raw.tsv"
+: >"$RAW"
+kafka_version=$(basename "$LIB"/kafka_2.13-*.jar .jar | sed 's/^kafka_2.13-//')
+{
+	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "kbroker=$(git describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "kafka=$kafka_version"
+	echo "go=$(go version | cut -d' ' -f3)"
+	echo "java=$(java -version 2>&1 | head -1)"
+	echo "kernel=$(uname -sr)"
+	echo "cpus=$(nproc)"
+	echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+	echo "mem=$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+	echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "reps=$REPS"
+	echo "run_seconds=$RUN_SECONDS"
+	echo "latency_seconds=$LATENCY_SECONDS"
+	echo "consume_records=$CONSUME_RECORDS"
+	echo "warmup_records=$WARMUP_RECORDS"
+	if [[ -n "$RECORDS_1K" ]]; then echo "records_1k=$RECORDS_1K (set by the caller)"; fi
+	if [[ -n "$RECORDS_100" ]]; then echo "records_100=$RECORDS_100 (set by the caller)"; fi
+	echo "kafka_jvm=${KAFKA_JVM_OPTS[*]}"
+	echo "producer_props=${PRODUCER_PROPS[*]}"
+} >"$RUN/meta.txt"
+
+started=$(date +%s)
+for broker in $BROKERS; do
+	echo "bench: === $broker ===" >&2
+	case $broker in
+	kafka)
+		BOOTSTRAP="127.0.0.1:$KAFKA_PORT"
+		start_kafka "$RUN/kafka" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"
+		;;
+	kbroker)
+		BOOTSTRAP="127.0.0.1:$KBROKER_PORT"
+		METRICS="127.0.0.1:$KBROKER_METRICS_PORT"
+		start_kbroker "$RUN/kbroker" "$KBROKER_PORT" "$KBROKER_METRICS_PORT"
+		;;
+	*)
+		echo "bench: unknown broker $broker" >&2
+		exit 2
+		;;
+	esac
+	echo "start_rss_kb_$broker=$(peak_rss_kb)" >>"$RUN/meta.txt"
+	run_workloads "$broker"
+	stop_broker
+	# Free the disk before the next broker writes its share.
+	rm -rf "$RUN/$broker/data"
+done
+echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RUN/meta.txt"
+echo "duration_s=$(($(date +%s) - started))" >>"$RUN/meta.txt"
+
+for p in "$RUN"/profile-*.pprof; do
+	[[ -s "$p" ]] || continue
+	go tool pprof -top -nodecount=25 bin/kbroker "$p" >"${p%.pprof}.top" 2>/dev/null || true
+done
+
+mkdir -p bench/results
+out="bench/results/$(date -u +%Y-%m-%d).md"
+"$RUN/report" -run "$RUN" -out "$out"
+echo "bench: wrote $out" >&2

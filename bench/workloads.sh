@@ -1,0 +1,208 @@
+# Sourced by bench/run.sh: the workloads of issue 5, run against the broker
+# whose pid is BROKER_PID and whose address is BOOTSTRAP. Each measured run
+# appends one tab-separated row to $RAW:
+#   broker workload rep status mbps rps p50_ms p99_ms p999_ms cpu_s bytes rss_kb load1
+# p50/p99/p99.9 are what the tool reports: the producer perf test's
+# send-to-ack latency at full speed (mostly client-side queueing), the
+# loadgen's produce-to-consume latency at a fixed rate; the consumer perf
+# test reports none.
+
+# Client settings shared by every producer perf test run; identical for both
+# brokers (the Java client's defaults, written out so the results file shows
+# them).
+PRODUCER_PROPS=(batch.size=16384 linger.ms=5 compression.type=none)
+FILL_PROPS=(batch.size=262144 linger.ms=20 compression.type=none)
+
+# cpu_ticks: utime+stime of the broker (fields 14 and 15 of /proc/pid/stat;
+# the command name in field 2 has no spaces for java or kbroker).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$BROKER_PID/stat"; }
+
+# reset_peak_rss: writing 5 to clear_refs resets VmHWM to the current RSS,
+# so each run reports its own peak rather than the process's lifetime peak.
+reset_peak_rss() { echo 5 >"/proc/$BROKER_PID/clear_refs" 2>/dev/null || true; }
+peak_rss_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$BROKER_PID/status"; }
+
+create_topic() {
+	"$TOOLS/kafka-topics" --bootstrap-server "$BOOTSTRAP" --create --topic "$1" \
+		--partitions 6 --replication-factor 1 >/dev/null
+}
+
+delete_topic() {
+	"$TOOLS/kafka-topics" --bootstrap-server "$BOOTSTRAP" --delete --topic "$1" >/dev/null 2>&1 || true
+}
+
+# log_cmd CMD...: keeps the exact command line for the results file, with the
+# run-specific address and paths generalised.
+log_cmd() {
+	local key=$1
+	shift
+	grep -qxF "$key" "$RUN/commands.seen" 2>/dev/null && return 0
+	echo "$key" >>"$RUN/commands.seen"
+	echo "$*" | sed -e "s|$BOOTSTRAP|\$BOOTSTRAP|g" -e "s|$RUN|\$RUN|g" -e "s|$ROOT/||g" >>"$RUN/commands.txt"
+}
+
+# measure BROKER WORKLOAD REP BYTES PARSER CMD...: runs CMD with the broker's
+# CPU and peak RSS taken around it; PARSER turns CMD's output into
+# "mbps rps p50 p99 p999".
+measure() {
+	local broker=$1 wl=$2 rep=$3 bytes=$4 parser=$5
+	shift 5
+	local out="$RUN/$broker-$wl-$rep.out" before after fields status=ok
+	log_cmd "$wl" "$@"
+	reset_peak_rss
+	before=$(cpu_ticks)
+	if ! timeout "$STEP_TIMEOUT" "$@" >"$out" 2>&1; then
+		status=fail
+	fi
+	after=$(cpu_ticks)
+	fields=$($parser "$out") || status=fail
+	[[ -n "$fields" ]] || fields="0 0 0 0 0"
+	local cpu_s
+	cpu_s=$(awk -v a="$after" -v b="$before" -v hz="$CLK_TCK" 'BEGIN {printf "%.2f", (a - b) / hz}')
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$broker" "$wl" "$rep" "$status" \
+		"$(echo "$fields" | tr ' ' '\t')" "$cpu_s" "$bytes" "$(peak_rss_kb)" \
+		"$(cut -d' ' -f1 /proc/loadavg)" >>"$RAW"
+	echo "bench: $broker $wl #$rep $status: $fields cpu=${cpu_s}s rss=$(peak_rss_kb)kB" >&2
+}
+
+# "N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max
+# latency, p50 ms 50th, p95 ms 95th, p99 ms 99th, p999 ms 99.9th."
+parse_producer_perf() {
+	grep -E '^[0-9]+ records sent, .*99\.9th' "$1" | tail -1 |
+		sed -E 's/^[0-9]+ records sent, ([0-9.]+) records\/sec \(([0-9.]+) MB\/sec\).*, ([0-9]+) ms 50th, [0-9]+ ms 95th, ([0-9]+) ms 99th, ([0-9]+) ms 99.9th.*/\2 \1 \3 \4 \5/' |
+		grep -E '^[0-9. ]+$'
+}
+
+# The CSV summary: start, end, MB, MB/s, count, count/s, rebalance ms,
+# fetch ms, fetch MB/s, fetch count/s. We take the fetch rates: they leave
+# out the consumer group join, which is not throughput.
+parse_consumer_perf() {
+	grep -E '^[0-9-]+ [0-9:]+, ' "$1" | tail -1 | awk -F', ' '{print $9, $10, 0, 0, 0}' | grep -E '^[0-9. ]+$'
+}
+
+parse_loadgen() {
+	grep -E '^sent=' "$1" | tail -1 | tr ' ' '\n' |
+		awk -F= '{v[$1] = $2} END {if (v["errors"] == 0 && v["sent"] == v["received"]) print v["mbps"], v["rps"], v["p50_ms"], v["p99_ms"], v["p999_ms"]}' |
+		grep -E '^[0-9. ]+$'
+}
+
+# produce_run BROKER WORKLOAD REP SIZE ACKS COUNT
+produce_run() {
+	local broker=$1 wl=$2 rep=$3 size=$4 acks=$5 count=$6 topic="$2-$3"
+	create_topic "$topic"
+	measure "$broker" "$wl" "$rep" $((size * count)) parse_producer_perf \
+		"$TOOLS/kafka-producer-perf-test" --topic "$topic" --num-records "$count" \
+		--record-size "$size" --throughput -1 \
+		--command-property "bootstrap.servers=$BOOTSTRAP" "acks=$acks" "${PRODUCER_PROPS[@]}"
+	delete_topic "$topic"
+}
+
+# profile_kbroker NAME SECONDS: a CPU profile from kbroker's pprof endpoint in
+# the background, saved for bench/report.
+profile_kbroker() {
+	[[ "$1" == kbroker ]] || return 0
+	# Start after the perf tool's JVM is up and the topic exists, so the
+	# profile shows the workload rather than topic creation.
+	(sleep 3 && curl -sf -m $(($3 + 15)) -o "$RUN/profile-$2.pprof" \
+		"http://$METRICS/debug/pprof/profile?seconds=$3") &
+	PROFILE_PID=$!
+}
+
+wait_profile() {
+	[[ -n "${PROFILE_PID:-}" ]] || return 0
+	wait "$PROFILE_PID" || true
+	PROFILE_PID=
+}
+
+# warm_up BROKER SIZE COUNT: an unmeasured producer perf test run, so the
+# JVM compiles its hot paths and both brokers create their first segments;
+# prints the records/s it reached.
+warm_up() {
+	local broker=$1 size=$2 count=$3 topic="warmup-$2"
+	create_topic "$topic"
+	timeout "$STEP_TIMEOUT" "$TOOLS/kafka-producer-perf-test" --topic "$topic" --num-records "$count" \
+		--record-size "$size" --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 \
+		"${PRODUCER_PROPS[@]}" >"$RUN/$broker-warmup-$size.out" 2>&1 || true
+	delete_topic "$topic"
+	{ parse_producer_perf "$RUN/$broker-warmup-$size.out" || true; } | awk '{printf "%d", $2}'
+}
+
+# calibrate RATE MIN MAX: records for a run of RUN_SECONDS at RATE, clamped.
+# The machine is shared and its speed varies from day to day; sizing the
+# runs from the first broker's warm-up keeps them "a few tens of seconds"
+# while both brokers still get exactly the same record counts.
+calibrate() {
+	awk -v r="${1:-0}" -v s="$RUN_SECONDS" -v lo="$2" -v hi="$3" \
+		'BEGIN {n = r * s; if (n < lo) n = lo; if (n > hi) n = hi; printf "%d", n}'
+}
+
+run_workloads() {
+	local broker=$1 rep rate
+	rate=$(warm_up "$broker" 1024 "$WARMUP_RECORDS")
+	if [[ -z "${RECORDS_1K:-}" ]]; then
+		RECORDS_1K=$(calibrate "$rate" 100000 3000000)
+		echo "records_1k=$RECORDS_1K (calibrated on $broker's warm-up: $rate records/s)" >>"$RUN/meta.txt"
+	fi
+	rate=$(warm_up "$broker" 100 $((WARMUP_RECORDS * 3)))
+	if [[ -z "${RECORDS_100:-}" ]]; then
+		RECORDS_100=$(calibrate "$rate" 300000 20000000)
+		echo "records_100=$RECORDS_100 (calibrated on $broker's warm-up: $rate records/s)" >>"$RUN/meta.txt"
+	fi
+
+	for rep in $(seq 1 "$REPS"); do
+		[[ $rep == 1 ]] && profile_kbroker "$broker" produce-1k-acks1 "$PROFILE_SECONDS"
+		produce_run "$broker" produce-1k-acks1 "$rep" 1024 1 "$RECORDS_1K"
+		wait_profile
+	done
+	for rep in $(seq 1 "$REPS"); do
+		produce_run "$broker" produce-1k-acksall "$rep" 1024 all "$RECORDS_1K"
+	done
+	for rep in $(seq 1 "$REPS"); do
+		[[ $rep == 1 ]] && profile_kbroker "$broker" produce-100b-acks1 "$PROFILE_SECONDS"
+		produce_run "$broker" produce-100b-acks1 "$rep" 100 1 "$RECORDS_100"
+		wait_profile
+	done
+	for rep in $(seq 1 "$REPS"); do
+		produce_run "$broker" produce-100b-acksall "$rep" 100 all "$RECORDS_100"
+	done
+
+	# Fixed rate: half of Kafka's median 1 KiB acks=1 throughput, so Kafka
+	# must have run first; kbroker gets the same rate.
+	if [[ -z "${LATENCY_RATE:-}" ]]; then
+		LATENCY_RATE=$(awk -F'\t' '$1 == "kafka" && $2 == "produce-1k-acks1" && $4 == "ok" {print $6}' "$RAW" |
+			sort -n | awk '{v[NR] = $1} END {if (NR) printf "%d", v[int((NR + 1) / 2)] / 2}')
+		[[ -n "$LATENCY_RATE" && "$LATENCY_RATE" -gt 0 ]] || LATENCY_RATE=10000
+		echo "latency_rate=$LATENCY_RATE" >>"$RUN/meta.txt"
+	fi
+	for rep in $(seq 1 "$REPS"); do
+		local topic="latency-$rep"
+		create_topic "$topic"
+		[[ $rep == 1 ]] && profile_kbroker "$broker" latency "$((LATENCY_SECONDS - 2))"
+		measure "$broker" e2e-latency "$rep" $((1024 * LATENCY_RATE * LATENCY_SECONDS)) parse_loadgen \
+			"$RUN/loadgen" -bootstrap "$BOOTSTRAP" -topic "$topic" -rate "$LATENCY_RATE" -size 1024 \
+			-acks 1 -duration "${LATENCY_SECONDS}s" -warmup 3s
+		wait_profile
+		delete_topic "$topic"
+	done
+
+	# Consume: write CONSUME_RECORDS x 1 KiB once, then read it all REPS
+	# times, each with a new group from the earliest offset. The data was
+	# just written, so it is in the page cache.
+	# The fill is set-up, not a measured run: larger batches (the same for
+	# both brokers) make it quicker on a slow machine.
+	create_topic consume
+	log_cmd fill "$TOOLS/kafka-producer-perf-test" --topic consume --num-records "$CONSUME_RECORDS" \
+		--record-size 1024 --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 "${FILL_PROPS[@]}"
+	timeout "$STEP_TIMEOUT" "$TOOLS/kafka-producer-perf-test" --topic consume --num-records "$CONSUME_RECORDS" \
+		--record-size 1024 --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 \
+		"${FILL_PROPS[@]}" >"$RUN/$broker-consume-fill.out" 2>&1 || echo "bench: $broker consume fill failed" >&2
+	echo "bench: $broker consume fill: $(parse_producer_perf "$RUN/$broker-consume-fill.out")" >&2
+	for rep in $(seq 1 "$REPS"); do
+		[[ $rep == 1 ]] && profile_kbroker "$broker" consume "$PROFILE_SECONDS_CONSUME"
+		measure "$broker" consume-2gib "$rep" $((1024 * CONSUME_RECORDS)) parse_consumer_perf \
+			"$TOOLS/kafka-consumer-perf-test" --bootstrap-server "$BOOTSTRAP" --topic consume \
+			--num-records "$CONSUME_RECORDS" --group "bench-$rep" --timeout 60000
+		wait_profile
+	done
+	delete_topic consume
+}
