@@ -111,3 +111,15 @@ test: deps vet staticcheck unit compat kgo-suite fuzz
 
 clean:
 	rm -rf bin data
+
+# Side by side with Apache Kafka on this machine (issue 5): fetches Kafka and
+# its tools (deps), builds kbroker, runs every workload and writes
+# bench/results/<date>.md. Not part of test: it takes about 15 minutes.
+.PHONY: bench
+bench: deps build
+	bench/run.sh
+
+# The Go micro-benchmarks, once each, so they keep compiling and running.
+.PHONY: microbench
+microbench:
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime=1x $(UNIT_PKGS)
