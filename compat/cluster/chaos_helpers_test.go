@@ -43,6 +43,11 @@ type chaosProducer struct {
 	acked  map[string]chaosAck
 	failed map[string]int // error text -> records that failed with it
 	sent   int
+	// The longest time without any acknowledgement, and when it ended:
+	// how long the chaos kept the producer from making progress.
+	lastAck, gapEnd time.Time
+	maxGap          time.Duration
+	maxLatency      time.Duration
 }
 
 // chaosAcksAllOpts are the producer settings of the chaos tests: acks=all
@@ -84,15 +89,22 @@ func startChaosProducer(t *testing.T, seeds []string, prefix string, opts ...kgo
 			p.sent++
 			p.mu.Unlock()
 			r := &kgo.Record{Value: fmt.Appendf(nil, "%s-%08d", prefix, seq)}
+			sentAt := time.Now()
 			p.cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
 				<-sem
+				now := time.Now()
 				p.mu.Lock()
 				defer p.mu.Unlock()
+				p.maxLatency = max(p.maxLatency, now.Sub(sentAt))
 				if err != nil {
 					p.failed[err.Error()]++
 					return
 				}
 				p.acked[string(r.Value)] = chaosAck{r.Partition, r.Offset}
+				if !p.lastAck.IsZero() && now.Sub(p.lastAck) > p.maxGap {
+					p.maxGap, p.gapEnd = now.Sub(p.lastAck), now
+				}
+				p.lastAck = now
 			})
 			select {
 			case <-time.After(time.Millisecond):
@@ -132,7 +144,8 @@ func (p *chaosProducer) stop(t *testing.T) map[string]chaosAck {
 		texts = append(texts, fmt.Sprintf("%d× %s", n, text))
 	}
 	sort.Strings(texts)
-	t.Logf("producer %s: %d sent, %d acknowledged; failures: %v", p.prefix, p.sent, len(p.acked), texts)
+	t.Logf("producer %s: %d sent, %d acknowledged; failures: %v; longest record latency %v; longest time without an acknowledgement %v, ended %s",
+		p.prefix, p.sent, len(p.acked), texts, p.maxLatency.Round(time.Millisecond), p.maxGap.Round(time.Millisecond), p.gapEnd.Format("15:04:05.000"))
 	out := make(map[string]chaosAck, len(p.acked))
 	for k, v := range p.acked {
 		out[k] = v

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -101,6 +102,7 @@ func TestChaosLeaderRestartsAlternating(t *testing.T) {
 		killed[victim]++
 		order = append(order, victim)
 		c.Broker(victim).Kill()
+		killedAt := time.Now()
 		next := waitLeaderChange(t, conn, topic, 0, victim, sessionTimeout+30*time.Second)
 		waitUntil(t, 20*time.Second, "old registration gone", func() error {
 			if ok, _, err := conn.Exists(fmt.Sprintf("/brokers/ids/%d", victim)); err != nil || ok {
@@ -108,12 +110,14 @@ func TestChaosLeaderRestartsAlternating(t *testing.T) {
 			}
 			return nil
 		})
+		electedAt := time.Now()
 		restartChecked(t, c, conn, victim)
 		// The next kill should find two in-sync survivors, or it only
 		// tests unavailability.
 		waitISRSize(t, conn, topic, partitions, 3, 45*time.Second)
-		t.Logf("cycle %d: killed leader %d, new leader %d epoch %d; %d records acknowledged during the cycle",
-			cycle, victim, next.Leader, next.LeaderEpoch, p.count()-before)
+		t.Logf("cycle %d: killed leader %d at %s, new leader %d epoch %d after %v, full ISR after %v; %d records acknowledged during the cycle",
+			cycle, victim, killedAt.Format("15:04:05.000"), next.Leader, next.LeaderEpoch,
+			electedAt.Sub(killedAt).Round(time.Millisecond), time.Since(killedAt).Round(time.Millisecond), p.count()-before)
 	}
 	time.Sleep(2 * time.Second)
 	acked := p.stop(t)
@@ -125,4 +129,8 @@ func TestChaosLeaderRestartsAlternating(t *testing.T) {
 		t.Fatal("no record acknowledged")
 	}
 	finishChaos(t, c, conn, topic, partitions, acked)
+	for _, b := range c.Brokers {
+		data, _ := os.ReadFile(b.LogPath)
+		_ = os.WriteFile(fmt.Sprintf("/tmp/h16diag-broker-%d.log", b.ID), data, 0o644)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -106,6 +107,7 @@ group.initial.rebalance.delay.ms=0
 		if t.Failed() {
 			t.Logf("broker %d (%s) log %s, tail:\n%s", id, b.Addr, b.LogPath, tailFile(b.LogPath, 24<<10))
 		}
+		keepLog(t, b.LogPath, fmt.Sprintf("broker-%d.log", id))
 	})
 	return cb
 }
@@ -234,4 +236,25 @@ func (b *Broker) signal(sig syscall.Signal) error {
 		return fmt.Errorf("broker %s is not running", b.Addr)
 	}
 	return cmd.Process.Signal(sig)
+}
+
+// keepLog copies a log into $KBROKER_KEEP_LOGS/<test name>/ when that
+// variable is set: the test's temp dir, and the log with it, is removed at
+// the end, and a passing run's logs can still tell why it was slow.
+func keepLog(t testing.TB, path, name string) {
+	dir := os.Getenv("KBROKER_KEEP_LOGS")
+	if dir == "" {
+		return
+	}
+	dir = filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	if err != nil {
+		t.Logf("keep log %s: %v", path, err)
+	}
 }
