@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -129,8 +128,4 @@ func TestChaosLeaderRestartsAlternating(t *testing.T) {
 		t.Fatal("no record acknowledged")
 	}
 	finishChaos(t, c, conn, topic, partitions, acked)
-	for _, b := range c.Brokers {
-		data, _ := os.ReadFile(b.LogPath)
-		_ = os.WriteFile(fmt.Sprintf("/tmp/h16diag-broker-%d.log", b.ID), data, 0o644)
-	}
 }
