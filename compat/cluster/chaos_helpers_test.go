@@ -52,20 +52,24 @@ type chaosProducer struct {
 
 // chaosAcksAllOpts are the producer settings of the chaos tests: acks=all
 // and idempotence (kgo's defaults, spelled out so a default change cannot
-// weaken the tests), and a delivery timeout long enough to ride out a
-// session timeout plus an election.
+// weaken the tests), a delivery timeout long enough to ride out a session
+// timeout plus an election, and metadata refreshed as soon as a leader
+// moves, so records keep arriving at the brokers through every transition.
 func chaosAcksAllOpts(topic string) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.DefaultProduceTopic(topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordDeliveryTimeout(45 * time.Second),
 		kgo.ProducerLinger(5 * time.Millisecond),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
+		kgo.MetadataMinAge(250 * time.Millisecond),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 	}
 }
 
-// startChaosProducer keeps at most 200 records in flight until stop.
-func startChaosProducer(t *testing.T, seeds []string, prefix string, opts ...kgo.Opt) *chaosProducer {
+// startChaosProducer spreads records over partitions 0..partitions-1
+// with at most 100 in flight per partition, so a partition that is stuck
+// in an election does not hold back the others.
+func startChaosProducer(t *testing.T, seeds []string, prefix string, partitions int32, opts ...kgo.Opt) *chaosProducer {
 	t.Helper()
 	p := &chaosProducer{
 		cl:     newClient(t, seeds, opts...),
@@ -76,19 +80,29 @@ func startChaosProducer(t *testing.T, seeds []string, prefix string, opts ...kgo
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	sems := make([]chan struct{}, partitions)
+	for i := range sems {
+		sems[i] = make(chan struct{}, 100)
+	}
 	go func() {
 		defer close(p.done)
-		sem := make(chan struct{}, 200)
-		for seq := 0; ; seq++ {
+		for seq, part := 0, int32(0); ; part = (part + 1) % partitions {
 			select {
-			case sem <- struct{}{}:
 			case <-ctx.Done():
 				return
+			case <-time.After(time.Millisecond / time.Duration(partitions)):
+			}
+			sem := sems[part]
+			select {
+			case sem <- struct{}{}:
+			default:
+				continue // this partition is stuck; feed the others
 			}
 			p.mu.Lock()
 			p.sent++
 			p.mu.Unlock()
-			r := &kgo.Record{Value: fmt.Appendf(nil, "%s-%08d", prefix, seq)}
+			r := &kgo.Record{Partition: part, Value: fmt.Appendf(nil, "%s-%08d", prefix, seq)}
+			seq++
 			sentAt := time.Now()
 			p.cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
 				<-sem
@@ -106,11 +120,6 @@ func startChaosProducer(t *testing.T, seeds []string, prefix string, opts ...kgo
 				}
 				p.lastAck = now
 			})
-			select {
-			case <-time.After(time.Millisecond):
-			case <-ctx.Done():
-				return
-			}
 		}
 	}()
 	return p

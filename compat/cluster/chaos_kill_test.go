@@ -22,7 +22,7 @@ func TestChaosLeaderKillWhileProducing(t *testing.T) {
 	createTopic(t, c, topic, partitions, 3, minISR2)
 	waitFullISR(t, conn, topic, partitions, 3)
 
-	p := startChaosProducer(t, c.Addrs(), "lk", chaosAcksAllOpts(topic)...)
+	p := startChaosProducer(t, c.Addrs(), "lk", partitions, chaosAcksAllOpts(topic)...)
 	begin := time.Now()
 	time.Sleep(8 * time.Second)
 	states := mustStates(t, conn, topic, partitions)
@@ -55,7 +55,7 @@ func TestChaosFollowerRestarts(t *testing.T) {
 	createTopicAssigned(t, c, topic, assignment, minISR2)
 	waitFullISR(t, conn, topic, partitions, 3)
 
-	p := startChaosProducer(t, c.Addrs(), "fr", chaosAcksAllOpts(topic)...)
+	p := startChaosProducer(t, c.Addrs(), "fr", partitions, chaosAcksAllOpts(topic)...)
 	time.Sleep(3 * time.Second)
 	for cycle := 1; cycle <= 10; cycle++ {
 		before := p.count()
@@ -87,7 +87,7 @@ func TestChaosLeaderRestartsAlternating(t *testing.T) {
 	createTopic(t, c, topic, partitions, 3, minISR2)
 	waitFullISR(t, conn, topic, partitions, 3)
 
-	p := startChaosProducer(t, c.Addrs(), "la", chaosAcksAllOpts(topic)...)
+	p := startChaosProducer(t, c.Addrs(), "la", partitions, chaosAcksAllOpts(topic)...)
 	time.Sleep(3 * time.Second)
 	killed := map[int32]int{}
 	var order []int32
