@@ -48,6 +48,7 @@ type chaosProducer struct {
 	lastAck, gapEnd time.Time
 	maxGap          time.Duration
 	maxLatency      time.Duration
+	slowest         string // the record that took maxLatency
 }
 
 // chaosAcksAllOpts are the producer settings of the chaos tests: acks=all
@@ -109,7 +110,11 @@ func startChaosProducer(t *testing.T, seeds []string, prefix string, partitions 
 				now := time.Now()
 				p.mu.Lock()
 				defer p.mu.Unlock()
-				p.maxLatency = max(p.maxLatency, now.Sub(sentAt))
+				if d := now.Sub(sentAt); d > p.maxLatency {
+					p.maxLatency = d
+					p.slowest = fmt.Sprintf("%s to partition %d, produced %s, offset %d, err %v",
+						r.Value, r.Partition, sentAt.Format("15:04:05.000"), r.Offset, err)
+				}
 				if err != nil {
 					p.failed[err.Error()]++
 					return
@@ -153,8 +158,8 @@ func (p *chaosProducer) stop(t *testing.T) map[string]chaosAck {
 		texts = append(texts, fmt.Sprintf("%d× %s", n, text))
 	}
 	sort.Strings(texts)
-	t.Logf("producer %s: %d sent, %d acknowledged; failures: %v; longest record latency %v; longest time without an acknowledgement %v, ended %s",
-		p.prefix, p.sent, len(p.acked), texts, p.maxLatency.Round(time.Millisecond), p.maxGap.Round(time.Millisecond), p.gapEnd.Format("15:04:05.000"))
+	t.Logf("producer %s: %d sent, %d acknowledged; failures: %v; longest record latency %v (%s); longest time without an acknowledgement %v, ended %s",
+		p.prefix, p.sent, len(p.acked), texts, p.maxLatency.Round(time.Millisecond), p.slowest, p.maxGap.Round(time.Millisecond), p.gapEnd.Format("15:04:05.000"))
 	out := make(map[string]chaosAck, len(p.acked))
 	for k, v := range p.acked {
 		out[k] = v

@@ -114,6 +114,8 @@ func TestChaosLeaderRestartsAlternating(t *testing.T) {
 		// The next kill should find two in-sync survivors, or it only
 		// tests unavailability.
 		waitISRSize(t, conn, topic, partitions, 3, 45*time.Second)
+		// Let the new leader take writes before it is killed in turn.
+		time.Sleep(2 * time.Second)
 		t.Logf("cycle %d: killed leader %d at %s, new leader %d epoch %d after %v, full ISR after %v; %d records acknowledged during the cycle",
 			cycle, victim, killedAt.Format("15:04:05.000"), next.Leader, next.LeaderEpoch,
 			electedAt.Sub(killedAt).Round(time.Millisecond), time.Since(killedAt).Round(time.Millisecond), p.count()-before)
