@@ -372,3 +372,15 @@ func (p *Partition) CheckLeaderEpoch(requested int32) error {
 
 // String names the partition in logs and panics.
 func (p *Partition) String() string { return fmt.Sprintf("%s-%d", p.Topic, p.Index) }
+
+// SetMinInsyncReplicas applies a changed min.insync.replicas to this
+// partition; the HW may move at once when the bound fell.
+func (p *Partition) SetMinInsyncReplicas(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.opts.MinInsyncReplicas = n
+	p.leaderState.SetMinInsyncReplicas(n)
+	if p.leader && p.leaderState.MaybeIncrementHighWatermark(p.opts.Now()) {
+		p.highWatermarkMovedLocked()
+	}
+}

@@ -66,3 +66,12 @@ func (s *LeaderState) PendingIsrChange() (IsrChange, bool) {
 	}
 	return s.pending.clone(), true
 }
+
+// SetMinInsyncReplicas applies a changed min.insync.replicas (a topic
+// config change); it takes effect at the next HW or produce check.
+func (s *LeaderState) SetMinInsyncReplicas(n int) {
+	if n <= 0 {
+		n = 1
+	}
+	s.cfg.MinInsyncReplicas = n
+}

@@ -66,12 +66,17 @@ func (b *Broker) incrementalAlterConfigs(rr kmsg.IncrementalAlterConfigsRequestR
 		if err := b.brokerResourceError(rr.ResourceName); err != nil {
 			return err
 		}
-		if len(rr.Configs) == 0 {
-			return nil
-		}
-		keys := make([]string, 0, len(rr.Configs))
+		// No dynamic broker config is ever set here, so deleting one is
+		// the no-op Kafka makes of deleting an unset config (what
+		// kafka-reassign-partitions --verify does to clear throttles).
+		var keys []string
 		for _, c := range rr.Configs {
-			keys = append(keys, c.Name)
+			if c.Op != kmsg.IncrementalAlterConfigOpDelete {
+				keys = append(keys, c.Name)
+			}
+		}
+		if len(keys) == 0 {
+			return nil
 		}
 		return dynamicBrokerConfigError(rr.ResourceName, keys)
 	}

@@ -86,6 +86,11 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 	if r := incrementalAlter(t, ab, kmsg.ConfigResourceTypeBroker, "0", configOp{set, "num.io.threads", strp("4")}); r.ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("broker: %s", errName(r.ErrorCode))
 	}
+	// Deleting a broker config that is not set is a no-op, as
+	// kafka-reassign-partitions --verify does to clear throttles.
+	if r := incrementalAlter(t, ab, kmsg.ConfigResourceTypeBroker, "0", configOp{kmsg.IncrementalAlterConfigOpDelete, "leader.replication.throttled.rate", nil}); r.ErrorCode != 0 {
+		t.Fatalf("broker delete: %s", errName(r.ErrorCode))
+	}
 
 	// The kadm path kafka-configs --alter takes.
 	res, err := ab.adm.AlterTopicConfigs(testCtx(t), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.bytes", Value: strp("123")}}, "inc")

@@ -38,7 +38,7 @@ type Broker struct {
 	// cluster is nil for a standalone broker.
 	cluster *clusterState
 
-	groups *group.Coordinator
+	groups  *group.Coordinator
 	metrics *brokerMetrics
 	// now is the broker's clock; tests replace it.
 	now func() time.Time
@@ -76,6 +76,8 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		Defaults: cfg.LogDefaults(),
 		Logger:   logger,
 		BrokerID: cfg.BrokerID,
+
+		RetentionCheckInterval: cfg.LogRetentionCheckInterval,
 	})
 	if err != nil {
 		return nil, err
@@ -212,7 +214,11 @@ func (b *Broker) Run(stop context.Context) error {
 		b.runHighWatermarkCheckpoints(ctx)
 	}()
 	if node != nil {
-		wg.Add(2)
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			b.runTopicConfigChanges(ctx, node)
+		}()
 		go func() {
 			defer wg.Done()
 			if err := node.Run(ctx); err != nil && ctx.Err() == nil {

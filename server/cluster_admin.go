@@ -115,9 +115,11 @@ func (b *Broker) useTopicConfigs(name string, configs map[string]string) {
 		return
 	}
 	lc := b.cfg.TopicLogConfig(configs)
+	minIsr := b.partitionOptions(configs).MinInsyncReplicas
 	for _, p := range t.Partitions {
 		if p != nil {
 			p.Log().SetConfig(lc)
+			p.SetMinInsyncReplicas(minIsr)
 		}
 	}
 	b.mu.Lock()

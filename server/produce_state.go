@@ -41,6 +41,10 @@ type partitionData struct {
 	appendMu   sync.Mutex
 	producers  *producerstate.State // nil until loaded, under appendMu
 	lastExpire time.Time
+	// builtEpoch is the leader epoch the table was built in: batches a
+	// follower replicated never went through it, so a replica that becomes
+	// leader again rebuilds it from its log.
+	builtEpoch int32
 }
 
 // partData returns p's state, creating it on first use. It hangs off the
@@ -54,6 +58,9 @@ func (d *dataPath) partData(p *replica.Partition) *partitionData {
 // expiration window are replayed, so that a batch retried across a broker
 // restart is still recognised as a duplicate. The caller holds appendMu.
 func (pd *partitionData) producerState(p *replica.Partition, now time.Time) (*producerstate.State, error) {
+	if pd.producers != nil && pd.builtEpoch != p.LeaderEpoch() {
+		pd.producers = nil
+	}
 	if pd.producers != nil {
 		if now.Sub(pd.lastExpire) > time.Minute {
 			pd.producers.Expire(now.Add(-producerIDExpiration).UnixMilli())
@@ -66,7 +73,7 @@ func (pd *partitionData) producerState(p *replica.Partition, now time.Time) (*pr
 	if err != nil {
 		return nil, err
 	}
-	pd.producers, pd.lastExpire = s, now
+	pd.producers, pd.lastExpire, pd.builtEpoch = s, now, p.LeaderEpoch()
 	return s, nil
 }
 

@@ -336,9 +336,16 @@ func (b *Broker) deleteTopic(name string) error {
 // setTopicConfigs replaces a topic's overrides and applies them to its logs.
 func (b *Broker) setTopicConfigs(name string, configs map[string]string) error {
 	if b.cluster != nil {
-		err := b.clusterAdmin(func(ctx context.Context, c ClusterControl) error {
-			return c.SetTopicConfig(ctx, name, configs)
-		})
+		// Any broker may write a topic's config znodes, as Kafka's
+		// ZooKeeper-mode brokers do (AdminZkClient); the others learn of
+		// it through /config/changes.
+		c := b.cluster.control
+		if c == nil {
+			return kerr.CoordinatorNotAvailable
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), clusterAdminTimeout)
+		err := c.SetTopicConfig(ctx, name, configs)
+		cancel()
 		if err == nil {
 			b.useTopicConfigs(name, configs)
 		}
