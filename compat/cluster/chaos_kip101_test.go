@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/kbroker/kbroker/compat/harness"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -32,7 +33,18 @@ import (
 // Then acks=all works again ("after" records); every acks=all record and
 // every newleader record is read exactly once at its offset, no suffix
 // record is readable, and all three logs are byte-identical.
+//
+// Subtest SuffixAboveHW is the brief's simpler recipe, the literal KIP-101
+// setting: the followers are SIGSTOPped (briefly, so neither the ISR nor a
+// ZooKeeper session changes), L takes acks=1 records nobody else has and
+// is SIGKILLed, a follower is elected cleanly and takes acks=all records,
+// and L must cut its suffix (here above its HW) on rejoining.
 func TestChaosKIP101Truncation(t *testing.T) {
+	t.Run("SuffixBelowHW", kip101SuffixBelowHW)
+	t.Run("SuffixAboveHW", kip101SuffixAboveHW)
+}
+
+func kip101SuffixBelowHW(t *testing.T) {
 	c := harness.StartCluster(t, 3)
 	conn := c.ZK.Connect(t)
 	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
@@ -143,11 +155,23 @@ func TestChaosKIP101Truncation(t *testing.T) {
 	}
 	waitFullISR(t, conn, topic, 1, 3)
 
+	verifyKIP101(t, c, conn, topic, acked, newLeader, suffix, []int32{l, b}, cc)
+}
+
+// verifyKIP101 checks the end state: acks=all records and the new
+// leader's acks=1 records read exactly once at their offsets, no suffix
+// record readable, and every follower's whole log equal to the new
+// leader cc's once all brokers are stopped.
+func verifyKIP101(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic string,
+	acked, newLeader, suffix map[string]chaosAck, followers []int32, cc int32) {
+	t.Helper()
 	hw := highWatermarks(t, c, topic)
 	t.Logf("final HW %d, state %+v", hw[0], mustStates(t, conn, topic, 1)[0])
 	read := readPartitionsToHW(t, c, topic, hw)
 	checkAckedExactlyOnce(t, "acks=all records", acked, read)
-	checkAckedExactlyOnce(t, "acks=1 records on the new leader", newLeader, read)
+	if newLeader != nil {
+		checkAckedExactlyOnce(t, "acks=1 records on the new leader", newLeader, read)
+	}
 	var readable []string
 	for v := range suffix {
 		if r := read[v]; len(r) > 0 {
@@ -164,7 +188,7 @@ func TestChaosKIP101Truncation(t *testing.T) {
 	// Past the HW too: with no producer and a full ISR the whole logs
 	// must agree, so no replica kept a stale tail.
 	whole := map[int32][]byte{}
-	for _, id := range []int32{l, b, cc} {
+	for _, id := range append(slices.Clone(followers), cc) {
 		got, err := logBytesBelow(c.Broker(id).LogDir, topic, 0, hw[0])
 		if err != nil {
 			t.Errorf("replica %d: %v", id, err)
@@ -179,12 +203,88 @@ func TestChaosKIP101Truncation(t *testing.T) {
 		}
 		whole[id] = all
 	}
-	for _, id := range []int32{l, b} {
+	for _, id := range followers {
 		if whole[id] != nil && whole[cc] != nil && !bytes.Equal(whole[id], whole[cc]) {
 			t.Errorf("replica %d's whole log (%d bytes) differs from the new leader %d's (%d bytes)", id, len(whole[id]), cc, len(whole[cc]))
 		}
 	}
-	for _, id := range []int32{l, b} {
+	for _, id := range followers {
 		t.Logf("broker %d %s", id, truncationLines(c.Broker(id).LogPath, topic, 8))
 	}
+}
+
+func kip101SuffixAboveHW(t *testing.T) {
+	c := harness.StartCluster(t, 3)
+	conn := c.ZK.Connect(t)
+	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	rest := otherThan(c, ctrl)
+	// L is not the controller, so its death is handled by a controller
+	// that was only paused for a moment.
+	l, b, cc := rest[0], rest[1], ctrl
+	const topic = "chaos-kip101-above"
+	createTopicAssigned(t, c, topic, map[int32][]int32{0: {l, b, cc}}, minISR2)
+	waitFullISR(t, conn, topic, 1, 3)
+	t.Logf("roles: old leader L=%d, followers B=%d and C=%d (controller)", l, b, cc)
+
+	allAcks := newClient(t, c.Addrs(), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()))
+	acked := produceChaosSync(t, allAcks, 0, "committed", 200)
+	waitFullISR(t, conn, topic, 1, 3)
+	before, err := readState(conn, topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Followers frozen well inside replica.lag.time.max.ms and the
+	// session timeout; L alone takes acks=1 records, then dies.
+	oneAckL := newClient(t, []string{c.Broker(l).Addr}, kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	oneAckL.ForceMetadataRefresh()
+	for _, id := range []int32{b, cc} {
+		if err := c.Broker(id).Pause(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paused := time.Now()
+	suffix := produceChaosSync(t, oneAckL, 0, "suffix", 100)
+	c.Broker(l).Kill()
+	for _, id := range []int32{b, cc} {
+		if err := c.Broker(id).Resume(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("followers paused for %v", time.Since(paused).Round(time.Millisecond))
+	lHW, _ := checkpointHW(c.Broker(l).LogDir, topic, 0)
+	suffixEnd := int64(0)
+	for _, a := range suffix {
+		suffixEnd = max(suffixEnd, a.Offset+1)
+	}
+	t.Logf("L's suffix ends at %d; L's checkpointed HW %d", suffixEnd, lHW)
+
+	elected := waitLeaderChange(t, conn, topic, 0, l, sessionTimeout+30*time.Second)
+	if elected.LeaderEpoch <= before.LeaderEpoch {
+		t.Errorf("new leader %d has epoch %d, not above %d", elected.Leader, elected.LeaderEpoch, before.LeaderEpoch)
+	}
+	t.Logf("elected: %+v", elected)
+	for k, v := range produceChaosSync(t, allAcks, 0, "newleader", 150) {
+		acked[k] = v
+	}
+	waitUntil(t, 20*time.Second, fmt.Sprintf("/brokers/ids/%d removed", l), func() error {
+		if ok, _, err := conn.Exists(fmt.Sprintf("/brokers/ids/%d", l)); err != nil || ok {
+			return fmt.Errorf("/brokers/ids/%d exists %v (%v)", l, ok, err)
+		}
+		return nil
+	})
+	restartChecked(t, c, conn, l)
+	waitFullISR(t, conn, topic, 1, 3)
+	for k, v := range produceChaosSync(t, allAcks, 0, "after", 100) {
+		acked[k] = v
+	}
+	var others []int32
+	if elected.Leader == cc {
+		others = []int32{b}
+	} else {
+		others = []int32{cc}
+	}
+	verifyKIP101(t, c, conn, topic, acked, nil, suffix, append([]int32{l}, others...), elected.Leader)
 }

@@ -42,6 +42,7 @@ func TestFollowerKillCycles(t *testing.T) {
 		}
 		bounce(t, c, conn, victim)
 		waitFullISR(t, conn, topic, 3, 3)
+		waitProgress(t, p, 200)
 		t.Logf("cycle %d done: %d records acknowledged", i, p.acked.Load())
 	}
 	stopProducer(t, p)
@@ -71,6 +72,10 @@ func TestLeaderKillCycles(t *testing.T) {
 		killed[s.Leader]++
 		bounce(t, c, conn, s.Leader)
 		waitFullISR(t, conn, topic, 3, 3)
+		// The next kill only once producers reached the new leader:
+		// killing it before a client could find it would measure the
+		// client's metadata back-off, not the broker.
+		waitProgress(t, p, 200)
 		after, err := readState(conn, topic, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -107,6 +112,18 @@ func bounce(t *testing.T, c *harness.Cluster, conn *zk.Conn, id int32) {
 	c.Restart(t, c.Broker(id))
 }
 
+// waitProgress waits (bounded) until p has n more acknowledgements.
+func waitProgress(t *testing.T, p *producer, n int64) {
+	t.Helper()
+	target := p.acked.Load() + n
+	waitUntil(t, 30*time.Second, "producer progress", func() error {
+		if got := p.acked.Load(); got < target {
+			return fmt.Errorf("%d acknowledged, waiting for %d", got, target)
+		}
+		return nil
+	})
+}
+
 // stopProducer stops p and logs its errors; records that failed were not
 // acknowledged, so only the acknowledged ones are checked afterwards.
 func stopProducer(t *testing.T, p *producer) {
@@ -115,8 +132,19 @@ func stopProducer(t *testing.T, p *producer) {
 	for text, e := range errs {
 		t.Logf("producer error (%d times, retriable %v): %s", e.n, e.retriable, text)
 	}
-	t.Logf("%d records acknowledged", acked)
+	p.mu.Lock()
+	maxGap, gapEnd := p.maxGap, p.gapEnd
+	p.mu.Unlock()
+	t.Logf("%d records acknowledged; longest time without an acknowledgement %v, ending %s",
+		acked, maxGap.Round(time.Millisecond), gapEnd.UTC().Format("15:04:05.000"))
 	if acked == 0 {
 		t.Fatal("no record acknowledged")
+	}
+	// A broker failure costs about one session timeout before the new
+	// leaders are elected; a producer blocked much longer than that means
+	// a partition stayed unavailable.
+	if limit := sessionTimeout + 10*time.Second; maxGap > limit {
+		t.Errorf("producers got no acknowledgement for %v (until %s), more than %v",
+			maxGap.Round(time.Millisecond), gapEnd.UTC().Format("15:04:05.000"), limit)
 	}
 }

@@ -89,6 +89,11 @@ type producer struct {
 	errs map[string]errCount
 	// offsets of acknowledged records by value
 	offsets map[string]ackedAt
+	// lastAck and maxGap measure the longest time without any
+	// acknowledgement: how long the topic was unavailable to producers.
+	lastAck time.Time
+	maxGap  time.Duration
+	gapEnd  time.Time
 }
 
 type ackedAt struct {
@@ -100,6 +105,17 @@ func startProducer(t *testing.T, seeds []string, topic string, opts ...kgo.Opt) 
 	t.Helper()
 	opts = append([]kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.RecordDeliveryTimeout(30 * time.Second),
 		kgo.ProducerLinger(5 * time.Millisecond)}, opts...)
+	// The client's own warnings say why records waited (NOT_LEADER, a
+	// sequence error, a dead connection); shown when the test fails.
+	clientLog := &tailBuffer{max: 64 << 10}
+	opts = append(opts, kgo.WithLogger(kgo.BasicLogger(clientLog, kgo.LogLevelWarn, func() string {
+		return time.Now().UTC().Format("15:04:05.000 ")
+	})))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("producer client log, tail:\n%s", clientLog.String())
+		}
+	})
 	p := &producer{
 		cl:      newClient(t, seeds, opts...),
 		done:    make(chan struct{}),
@@ -133,6 +149,11 @@ func startProducer(t *testing.T, seeds []string, topic string, opts ...kgo.Opt) 
 				}
 				p.acked.Add(1)
 				p.offsets[string(r.Value)] = ackedAt{r.Partition, r.Offset}
+				now := time.Now()
+				if gap := now.Sub(p.lastAck); !p.lastAck.IsZero() && gap > p.maxGap {
+					p.maxGap, p.gapEnd = gap, now
+				}
+				p.lastAck = now
 			})
 			time.Sleep(time.Millisecond)
 		}
@@ -171,4 +192,27 @@ func (p *producer) stop(t *testing.T) (int64, map[string]errCount) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.acked.Load(), maps.Clone(p.errs)
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }

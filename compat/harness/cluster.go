@@ -246,7 +246,9 @@ func keepLog(t testing.TB, path, name string) {
 	if dir == "" {
 		return
 	}
-	dir = filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	// The log's own directory (a fresh temp dir) keeps runs of the same
+	// test apart, as with -count.
+	dir = filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+"-"+filepath.Base(filepath.Dir(filepath.Dir(path))))
 	data, err := os.ReadFile(path)
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
