@@ -239,7 +239,18 @@ func kip101SuffixAboveHW(t *testing.T) {
 	// session timeout; L alone takes acks=1 records, then dies.
 	oneAckL := newClient(t, []string{c.Broker(l).Addr}, kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
-	oneAckL.ForceMetadataRefresh()
+	// The client must know the leader and hold its produce connection
+	// before the pause: a metadata request that lands on a frozen broker
+	// would stall the produce past the session timeout.
+	waitUntil(t, 10*time.Second, "the acks=1 client knows L leads", func() error {
+		oneAckL.ForceMetadataRefresh()
+		if leader, _, err := oneAckL.PartitionLeader(topic, 0); err != nil || leader != l {
+			return fmt.Errorf("leader %d (%v)", leader, err)
+		}
+		return nil
+	})
+	produceChaosSync(t, oneAckL, 0, "warmup", 1)
+	waitFullISR(t, conn, topic, 1, 3)
 	for _, id := range []int32{b, cc} {
 		if err := c.Broker(id).Pause(); err != nil {
 			t.Fatal(err)
@@ -252,6 +263,9 @@ func kip101SuffixAboveHW(t *testing.T) {
 		if err := c.Broker(id).Resume(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if d := time.Since(paused); d > sessionTimeout-time.Second {
+		t.Fatalf("setup: the followers stayed paused %v, too close to the session timeout %v for a clean election", d, sessionTimeout)
 	}
 	t.Logf("followers paused for %v", time.Since(paused).Round(time.Millisecond))
 	lHW, _ := checkpointHW(c.Broker(l).LogDir, topic, 0)
