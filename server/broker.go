@@ -219,17 +219,19 @@ func (b *Broker) Run(stop context.Context) error {
 			defer wg.Done()
 			b.runTopicConfigChanges(ctx, node)
 		}()
+		nodeFailed := make(chan struct{})
 		go func() {
 			defer wg.Done()
 			if err := node.Run(ctx); err != nil && ctx.Err() == nil {
 				errs <- fmt.Errorf("zookeeper: %w", err)
+				close(nodeFailed)
 			}
 		}()
 		go func() {
 			defer wg.Done()
 			b.runClusterTasks(ctx)
 		}()
-		if err := b.adoptClusterID(stop, node); err != nil {
+		if err := b.adoptClusterID(stop, node, nodeFailed); err != nil {
 			errs <- err
 		}
 	}

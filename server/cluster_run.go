@@ -33,10 +33,11 @@ func (b *Broker) newNode() (*controller.Node, error) {
 	}, b.logger.With("component", "zookeeper"))
 }
 
-// adoptClusterID waits for the cluster id from ZooKeeper and records it
+// adoptClusterID waits for the cluster id from ZooKeeper (or for the
+// ZooKeeper side to fail) and records it
 // with the broker id in every log dir's meta.properties. A log dir that
 // belongs to another cluster stops the broker, as in Kafka.
-func (b *Broker) adoptClusterID(ctx context.Context, node *controller.Node) error {
+func (b *Broker) adoptClusterID(ctx context.Context, node *controller.Node, nodeFailed <-chan struct{}) error {
 	deadline := time.Now().Add(b.cfg.ZookeeperSessionTimeout + 30*time.Second)
 	for node.ClusterID() == "" {
 		if time.Now().After(deadline) {
@@ -44,6 +45,9 @@ func (b *Broker) adoptClusterID(ctx context.Context, node *controller.Node) erro
 		}
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-nodeFailed:
+			// Run reports why; stop waiting for what will not come.
 			return nil
 		case <-time.After(50 * time.Millisecond):
 		}
