@@ -34,9 +34,9 @@ func (b *Broker) newNode() (*controller.Node, error) {
 }
 
 // adoptClusterID waits for the cluster id from ZooKeeper (or for the
-// ZooKeeper side to fail) and records it
-// with the broker id in every log dir's meta.properties. A log dir that
-// belongs to another cluster stops the broker, as in Kafka.
+// ZooKeeper side to fail) and records it with the broker id in every log
+// dir's meta.properties. A log dir that belongs to another cluster stops
+// the broker, as in Kafka.
 func (b *Broker) adoptClusterID(ctx context.Context, node *controller.Node, nodeFailed <-chan struct{}) error {
 	deadline := time.Now().Add(b.cfg.ZookeeperSessionTimeout + 30*time.Second)
 	for node.ClusterID() == "" {
