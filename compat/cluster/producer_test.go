@@ -26,11 +26,13 @@ type producer struct {
 	errs map[string]errCount
 	// offsets of acknowledged records by value
 	offsets map[string]ackedAt
-	// lastAck and maxGap measure the longest time without any
-	// acknowledgement: how long the topic was unavailable to producers.
-	lastAck time.Time
-	maxGap  time.Duration
-	gapEnd  time.Time
+	// lastAck and maxGap measure the longest time a partition went
+	// without an acknowledgement: how long it was unavailable to
+	// producers.
+	lastAck      map[int32]time.Time
+	maxGap       time.Duration
+	gapEnd       time.Time
+	gapPartition int32
 }
 
 type ackedAt struct {
@@ -58,6 +60,7 @@ func startProducer(t *testing.T, seeds []string, topic string, opts ...kgo.Opt) 
 		done:    make(chan struct{}),
 		errs:    map[string]errCount{},
 		offsets: map[string]ackedAt{},
+		lastAck: map[int32]time.Time{},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
@@ -87,10 +90,10 @@ func startProducer(t *testing.T, seeds []string, topic string, opts ...kgo.Opt) 
 				p.acked.Add(1)
 				p.offsets[string(r.Value)] = ackedAt{r.Partition, r.Offset}
 				now := time.Now()
-				if gap := now.Sub(p.lastAck); !p.lastAck.IsZero() && gap > p.maxGap {
-					p.maxGap, p.gapEnd = gap, now
+				if last, ok := p.lastAck[r.Partition]; ok && now.Sub(last) > p.maxGap {
+					p.maxGap, p.gapEnd, p.gapPartition = now.Sub(last), now, r.Partition
 				}
-				p.lastAck = now
+				p.lastAck[r.Partition] = now
 			})
 			time.Sleep(time.Millisecond)
 		}
@@ -163,10 +166,10 @@ func stopProducer(t *testing.T, p *producer) {
 		t.Logf("producer error (%d times, retriable %v): %s", e.n, e.retriable, text)
 	}
 	p.mu.Lock()
-	maxGap, gapEnd := p.maxGap, p.gapEnd
+	maxGap, gapEnd, gapPartition := p.maxGap, p.gapEnd, p.gapPartition
 	p.mu.Unlock()
-	t.Logf("%d records acknowledged; longest time without an acknowledgement %v, ending %s",
-		acked, maxGap.Round(time.Millisecond), gapEnd.UTC().Format("15:04:05.000"))
+	t.Logf("%d records acknowledged; longest time without an acknowledgement %v (partition %d, until %s)",
+		acked, maxGap.Round(time.Millisecond), gapPartition, gapEnd.UTC().Format("15:04:05.000"))
 	if acked == 0 {
 		t.Fatal("no record acknowledged")
 	}
@@ -174,7 +177,7 @@ func stopProducer(t *testing.T, p *producer) {
 	// leaders are elected; a producer blocked much longer than that means
 	// a partition stayed unavailable.
 	if limit := sessionTimeout + 10*time.Second; maxGap > limit {
-		t.Errorf("producers got no acknowledgement for %v (until %s), more than %v",
-			maxGap.Round(time.Millisecond), gapEnd.UTC().Format("15:04:05.000"), limit)
+		t.Errorf("partition %d got no acknowledgement for %v (until %s), more than %v",
+			gapPartition, maxGap.Round(time.Millisecond), gapEnd.UTC().Format("15:04:05.000"), limit)
 	}
 }

@@ -66,13 +66,14 @@ func TestControlledShutdown(t *testing.T) {
 		t.Errorf("%d non-retriable producer errors across the controlled shutdown", nonRetriable)
 	}
 	p.mu.Lock()
-	maxGap := p.maxGap
+	maxGap, gapPartition := p.maxGap, p.gapPartition
 	p.mu.Unlock()
-	t.Logf("producer: %d records acknowledged; longest time without an acknowledgement %v", acked, maxGap.Round(time.Millisecond))
+	t.Logf("producer: %d records acknowledged; longest time a partition went without an acknowledgement %v (partition %d)",
+		acked, maxGap.Round(time.Millisecond), gapPartition)
 	// Leadership moved before the broker left, so producers never waited
 	// for a session timeout to end.
 	if maxGap >= sessionTimeout {
-		t.Errorf("producers got no acknowledgement for %v across a controlled shutdown", maxGap.Round(time.Millisecond))
+		t.Errorf("partition %d got no acknowledgement for %v across a controlled shutdown", gapPartition, maxGap.Round(time.Millisecond))
 	}
 	consumeAll(t, c.Addrs(), topic, int(acked), 60*time.Second)
 }
