@@ -166,8 +166,12 @@ func (n *Node) run(ctx context.Context, zk zkClient) error {
 		n.status = noController
 		n.mu.Unlock()
 	}()
+	// A 3.9 broker registers the feature range it supports; a Kafka
+	// controller with finalized features ignores a registration that does
+	// not cover them (reference §1.3). metadata.version 1..21 is 3.9's
+	// range (21 = 3.9-IV0).
 	reg := brokerZNode{Version: 5, JmxPort: -1, Rack: n.cfg.Rack,
-		Features: map[string]featureRange{}}
+		Features: map[string]featureRange{"metadata.version": {Min: 1, Max: 21}}}
 	for _, e := range n.cfg.Endpoints {
 		reg.Endpoints = append(reg.Endpoints, endpoint(e))
 	}
