@@ -103,6 +103,9 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 		}
 		return protocol.Response{None: true}
 	}
+	if failed && req.Conn != nil {
+		b.addProduceLeaderHints(resp, req.Conn.Listener)
+	}
 	return produceWait(resp, pending, time.Duration(r.TimeoutMillis)*time.Millisecond)
 }
 

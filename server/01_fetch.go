@@ -39,6 +39,10 @@ func handleFetch(b *Broker, _ context.Context, req *protocol.Request) protocol.R
 		resp.ErrorCode = errCode(err)
 		return protocol.Response{Msg: resp}
 	}
+	if req.Conn != nil {
+		listener := req.Conn.Listener
+		plan.hints = func(resp *kmsg.FetchResponse) { b.addFetchLeaderHints(resp, listener) }
+	}
 	n := plan.read()
 	if r.MaxWaitMillis <= 0 || n >= plan.minBytes || len(plan.parts) == 0 || plan.anyError() {
 		return plan.answer()
@@ -218,6 +222,9 @@ func (f *fetchPlan) waitForData(ctx context.Context, maxWait time.Duration) {
 // whose record bytes go straight from the log to the socket.
 func (f *fetchPlan) answer() protocol.Response {
 	resp, holes := f.response()
+	if f.hints != nil {
+		f.hints(resp)
+	}
 	total := 0
 	for _, h := range holes {
 		total += h.Data.Len()

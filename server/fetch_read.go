@@ -35,6 +35,8 @@ type fetchPart struct {
 // fetchPlan is everything needed to read and answer a fetch; it survives
 // into the long-poll wait.
 type fetchPlan struct {
+	// hints adds KIP-951 leader hints to the response (nil: none).
+	hints func(*kmsg.FetchResponse)
 	// replicaID is the fetching follower's broker id, -1 for consumers.
 	replicaID int32
 	version   int16

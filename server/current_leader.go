@@ -1,0 +1,98 @@
+package server
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// KIP-951: a NOT_LEADER_OR_FOLLOWER (or FENCED_LEADER_EPOCH) answer to
+// Produce v10+ and Fetch v12+ names the partition's current leader and
+// epoch, and (Produce v10+, Fetch v16+) that leader's endpoint, so the
+// client redirects without a Metadata round trip.
+
+// leaderHint is the current leader of a partition as the metadata cache
+// knows it.
+type leaderHint struct {
+	ID, Epoch int32
+}
+
+// currentLeader returns the leader hint for errors that warrant one.
+func (b *Broker) currentLeader(t *Topic, partition int32, code int16) (leaderHint, bool) {
+	if code != kerr.NotLeaderForPartition.Code && code != kerr.FencedLeaderEpoch.Code {
+		return leaderHint{}, false
+	}
+	if t == nil || partition < 0 || int(partition) >= len(t.States) {
+		return leaderHint{}, false
+	}
+	s := t.States[partition]
+	if s.Leader < 0 {
+		return leaderHint{}, false
+	}
+	return leaderHint{ID: s.Leader, Epoch: s.LeaderEpoch}, true
+}
+
+// leaderEndpoints are the named brokers' endpoints on a listener.
+func (b *Broker) leaderEndpoints(listener string, ids map[int32]bool) []brokerInfo {
+	var out []brokerInfo
+	for _, bi := range b.brokersFor(listener) {
+		if ids[bi.ID] {
+			out = append(out, bi)
+		}
+	}
+	return out
+}
+
+// addProduceLeaderHints fills CurrentLeader and the node endpoints of a
+// Produce v10+ response.
+func (b *Broker) addProduceLeaderHints(resp *kmsg.ProduceResponse, listener string) {
+	if resp.Version < 10 {
+		return
+	}
+	ids := map[int32]bool{}
+	for ti := range resp.Topics {
+		rt := &resp.Topics[ti]
+		t := b.topic(rt.Topic)
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			if h, ok := b.currentLeader(t, rp.Partition, rp.ErrorCode); ok {
+				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = h.ID, h.Epoch
+				ids[h.ID] = true
+			}
+		}
+	}
+	for _, bi := range b.leaderEndpoints(listener, ids) {
+		nb := kmsg.NewProduceResponseBroker()
+		nb.NodeID, nb.Host, nb.Port, nb.Rack = bi.ID, bi.Host, bi.Port, bi.Rack
+		resp.Brokers = append(resp.Brokers, nb)
+	}
+}
+
+// addFetchLeaderHints does the same for Fetch v12+ (endpoints from v16).
+func (b *Broker) addFetchLeaderHints(resp *kmsg.FetchResponse, listener string) {
+	if resp.Version < 12 {
+		return
+	}
+	ids := map[int32]bool{}
+	for ti := range resp.Topics {
+		rt := &resp.Topics[ti]
+		t := b.topic(rt.Topic)
+		if resp.Version >= 13 {
+			t = b.topicByID(rt.TopicID)
+		}
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			if h, ok := b.currentLeader(t, rp.Partition, rp.ErrorCode); ok {
+				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = h.ID, h.Epoch
+				ids[h.ID] = true
+			}
+		}
+	}
+	if resp.Version < 16 {
+		return
+	}
+	for _, bi := range b.leaderEndpoints(listener, ids) {
+		nb := kmsg.NewFetchResponseBroker()
+		nb.NodeID, nb.Host, nb.Port, nb.Rack = bi.ID, bi.Host, bi.Port, bi.Rack
+		resp.Brokers = append(resp.Brokers, nb)
+	}
+}
