@@ -19,10 +19,12 @@ import (
 // controller, has broker epoch 10, and no topic has overrides.
 type followerControl struct{ ClusterControl }
 
-func (followerControl) IsController() bool                            { return false }
-func (followerControl) ControllerID() int32                           { return 2 }
-func (followerControl) BrokerEpoch() int64                            { return 10 }
-func (followerControl) TopicConfigs(string) (map[string]string, error) { return map[string]string{}, nil }
+func (followerControl) IsController() bool  { return false }
+func (followerControl) ControllerID() int32 { return 2 }
+func (followerControl) BrokerEpoch() int64  { return 10 }
+func (followerControl) TopicConfigs(string) (map[string]string, error) {
+	return map[string]string{}, nil
+}
 
 // newClusterBroker builds broker 1 of a cluster without starting it:
 // requests are handed to Handle directly.
