@@ -16,10 +16,12 @@ CLK_TCK=$(getconf CLK_TCK)
 
 REPS=${REPS:-3}
 # Unset record counts are calibrated on the first broker's warm-up to runs
-# of about RUN_SECONDS (bench/workloads.sh, calibrate).
+# of RUN_SECONDS at the warm-up's rate (bench/workloads.sh, calibrate); a
+# warmed-up Kafka runs about twice as fast as its warm-up, so 25 s gives
+# measured runs of roughly 10-15 s.
 RECORDS_1K=${RECORDS_1K:-}
 RECORDS_100=${RECORDS_100:-}
-RUN_SECONDS=${RUN_SECONDS:-12}
+RUN_SECONDS=${RUN_SECONDS:-25}
 LATENCY_SECONDS=${LATENCY_SECONDS:-15}
 CONSUME_RECORDS=${CONSUME_RECORDS:-2097152}
 WARMUP_RECORDS=${WARMUP_RECORDS:-200000}
@@ -27,10 +29,22 @@ BROKERS=${BROKERS:-kafka kbroker}
 STEP_TIMEOUT=${STEP_TIMEOUT:-150}
 PROFILE_SECONDS=${PROFILE_SECONDS:-8}
 PROFILE_SECONDS_CONSUME=${PROFILE_SECONDS_CONSUME:-4}
-# Ports away from the defaults so a developer's broker or the compat tests
+# free_port FROM: the first port from FROM up that nothing uses. Below the
+# kernel's ephemeral range (32768+), where client connections could take a
+# fixed port between our check and the broker's bind.
+free_port() {
+	local p=$1
+	while [[ -n "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ]]; do
+		p=$((p + 1))
+	done
+	echo "$p"
+}
+# Away from the defaults so a developer's broker or the compat tests
 # running next to us are not hit.
-KAFKA_PORT=39092 KAFKA_CONTROLLER_PORT=39093
-KBROKER_PORT=39192 KBROKER_METRICS_PORT=39193
+KAFKA_PORT=$(free_port 29092)
+KAFKA_CONTROLLER_PORT=$(free_port $((KAFKA_PORT + 1)))
+KBROKER_PORT=$(free_port 29192)
+KBROKER_METRICS_PORT=$(free_port $((KBROKER_PORT + 1)))
 
 source "$ROOT/bench/brokers.sh"
 source "$ROOT/bench/workloads.sh"
@@ -116,12 +130,20 @@ done
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RUN/meta.txt"
 echo "duration_s=$(($(date +%s) - started))" >>"$RUN/meta.txt"
 
+# Flat (where the cycles are) and cumulative (which kbroker path spends
+# them) views; the raw profiles are kept next to the results for pprof.
+day=$(date -u +%Y-%m-%d)
+mkdir -p "bench/results/$day-profiles"
 for p in "$RUN"/profile-*.pprof; do
 	[[ -s "$p" ]] || continue
-	go tool pprof -top -nodecount=25 bin/kbroker "$p" >"${p%.pprof}.top" 2>/dev/null || true
+	cp "$p" "bench/results/$day-profiles/"
+	{
+		go tool pprof -top -nodecount=15 bin/kbroker "$p" 2>/dev/null
+		echo
+		go tool pprof -top -cum -nodecount=30 -focus=kbroker bin/kbroker "$p" 2>/dev/null | sed -n '/flat%/,$p'
+	} >"${p%.pprof}.top" || true
 done
 
-mkdir -p bench/results
-out="bench/results/$(date -u +%Y-%m-%d).md"
+out="bench/results/$day.md"
 "$RUN/report" -run "$RUN" -out "$out"
 echo "bench: wrote $out" >&2

@@ -47,7 +47,9 @@ func write(run, out string) error {
 			return err
 		}
 		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "profile-"), ".top")
-		fmt.Fprintf(&b, "\n### kbroker CPU profile: %s (first repetition)\n\n```\n%s```\n", name, trimProfile(string(top)))
+		fmt.Fprintf(&b, "\n### kbroker CPU profile: %s (first repetition)\n\nFlat, then cumulative over kbroker's frames; "+
+			"raw profile in `%s-profiles/profile-%s.pprof`.\n\n```\n%s```\n",
+			name, strings.TrimSuffix(filepath.Base(out), ".md"), name, trimProfile(string(top)))
 	}
 	return os.WriteFile(out, []byte(b.String()), 0o644)
 }
