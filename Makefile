@@ -107,7 +107,7 @@ kgo-suite: build
 fuzz:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
-test: deps vet staticcheck unit compat kgo-suite fuzz
+test: deps vet staticcheck unit microbench compat compat-cluster kgo-suite fuzz
 
 clean:
 	rm -rf bin data

@@ -93,7 +93,7 @@ func BenchmarkFetchRead(b *testing.B) {
 	var total int64
 	for i := 0; i < b.N; i++ {
 		sp := &sessionPartition{key: sessionKey{topicID: [16]byte{1}, partition: 0}}
-		plan := &fetchPlan{version: 16, maxBytes: 50 << 20, full: true, parts: []*fetchPart{{
+		plan := &fetchPlan{replicaID: -1, version: 16, maxBytes: 50 << 20, full: true, parts: []*fetchPart{{
 			sp: sp, p: p, fetchOffset: int64(i % 100 * 100), partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1,
 		}}}
 		plan.read()
