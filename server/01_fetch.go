@@ -239,7 +239,7 @@ func (f *fetchPlan) answer() protocol.Response {
 		}
 		return protocol.Response{Msg: resp}
 	}
-	frame, err := buildFrame(holes, func() []byte { return resp.AppendTo(nil) })
+	frame, err := buildFrame(holes, resp.IsFlexible(), func() []byte { return resp.AppendTo(nil) })
 	if err != nil {
 		return protocol.Response{Close: true}
 	}

@@ -6,25 +6,22 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/kbroker/kbroker/logstore"
 )
 
 // A fetch response's record data goes from segment files to the socket
 // without passing through user space: the response is encoded with kmsg
-// (never by hand) with a placeholder of the right length where each
-// partition's records go, the placeholders are located in the encoded
-// bytes, and WriteTo writes the encoded bytes around them while each
-// logstore.ReadResult writes its own range (sendfile for a FileLog on a
-// TCP connection).
+// (never by hand) with a small placeholder where each partition's records
+// go, the placeholders are located in the encoded bytes, and WriteTo writes
+// the encoded bytes around them — with each placeholder's length prefix
+// rewritten to the real length — while each logstore.ReadResult writes its
+// own range (sendfile for a FileLog on a TCP connection). Nothing
+// proportional to the record data is allocated, copied or zeroed.
 //
-// A placeholder starts with a marker: a per-process random nonce and the
-// placeholder's index. The rest of a placeholder is never looked at, so
-// placeholders are overlapping windows of one scratch buffer (placeholder
-// i starts at i*markerLen); only the bytes between placeholders are
-// searched, which is what kmsg itself wrote (lengths, ids, error codes),
-// never record data.
+// A placeholder is a marker: a per-process random nonce and the
+// placeholder's index. Only the bytes between placeholders are searched,
+// which is what kmsg itself wrote (lengths, ids, error codes).
 
 const markerLen = 20 // 16-byte nonce + 4-byte index
 
@@ -44,67 +41,66 @@ var frameNonce = func() [16]byte {
 type frameHole struct {
 	Slot *[]byte
 	Data logstore.ReadResult
-	pos  int
+	pos  int // of the placeholder's length prefix in the encoded bytes
 }
 
-var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
-
-// buildFrame sets every hole's slot to a placeholder, calls encode (which
-// must encode the message holding the slots) and returns a frame that
-// splices the data into the encoded bytes. Slots are reset to nil.
-func buildFrame(holes []frameHole, encode func() []byte) (*fetchFrame, error) {
-	need := 0
-	for i, h := range holes {
-		l := h.Data.Len()
-		if l < markerLen {
-			return nil, fmt.Errorf("fetch frame: hole %d is %d bytes, below the marker size", i, l)
-		}
-		need = max(need, i*markerLen+l)
-	}
-	sp := scratchPool.Get().(*[]byte)
-	defer scratchPool.Put(sp)
-	if cap(*sp) < need {
-		*sp = make([]byte, need)
-	}
-	scratch := (*sp)[:need]
+// buildFrame sets every hole's slot to a marker, calls encode (which must
+// encode the message holding the slots) and returns a frame that splices
+// the data into the encoded bytes. flexible says how the records' length
+// is encoded: a compact uvarint of length+1 (flexible versions, Fetch
+// v12+) or an int32. Slots are reset to nil.
+func buildFrame(holes []frameHole, flexible bool, encode func() []byte) (*fetchFrame, error) {
+	markers := make([]byte, len(holes)*markerLen)
 	for i := range holes {
-		// Written in order, so placeholder i's marker is intact even though
-		// placeholder i-1 covers it: i's marker is the last one written there.
-		m := scratch[i*markerLen:]
+		m := markers[i*markerLen : (i+1)*markerLen]
 		copy(m, frameNonce[:])
 		binary.BigEndian.PutUint32(m[16:], uint32(i))
-	}
-	for i := range holes {
-		*holes[i].Slot = scratch[i*markerLen : i*markerLen+holes[i].Data.Len()]
+		*holes[i].Slot = m
 	}
 	buf := encode()
 	for i := range holes {
 		*holes[i].Slot = nil
 	}
-	var marker [markerLen]byte
-	copy(marker[:], frameNonce[:])
+	prefixLen := 4
+	if flexible {
+		prefixLen = 1 // uvarint(markerLen+1) fits one byte
+	}
 	from := 0
 	total := len(buf)
 	for i := range holes {
-		binary.BigEndian.PutUint32(marker[16:], uint32(i))
-		at := bytes.Index(buf[from:], marker[:])
+		marker := markers[i*markerLen : (i+1)*markerLen]
+		at := bytes.Index(buf[from:], marker)
 		if at < 0 {
 			return nil, fmt.Errorf("fetch frame: placeholder %d not found", i)
 		}
-		holes[i].pos = from + at
-		from = holes[i].pos + holes[i].Data.Len()
-		if from > len(buf) {
-			return nil, fmt.Errorf("fetch frame: placeholder %d overruns the message", i)
+		at += from
+		if at < prefixLen || !bytes.Equal(buf[at-prefixLen:at], lengthPrefix(nil, markerLen, flexible)) {
+			return nil, fmt.Errorf("fetch frame: placeholder %d without its length prefix", i)
 		}
+		holes[i].pos = at - prefixLen
+		from = at + markerLen
+		l := holes[i].Data.Len()
+		total += len(lengthPrefix(nil, l, flexible)) + l - prefixLen - markerLen
 	}
-	return &fetchFrame{buf: buf, holes: holes, n: total}, nil
+	return &fetchFrame{buf: buf, holes: holes, n: total, flexible: flexible, prefixLen: prefixLen}, nil
+}
+
+// lengthPrefix appends how kmsg encodes the length of a non-null byte
+// field of n bytes.
+func lengthPrefix(dst []byte, n int, flexible bool) []byte {
+	if flexible {
+		return binary.AppendUvarint(dst, uint64(n)+1)
+	}
+	return binary.BigEndian.AppendUint32(dst, uint32(n))
 }
 
 // fetchFrame implements protocol.Frame.
 type fetchFrame struct {
-	buf   []byte
-	holes []frameHole
-	n     int
+	buf       []byte
+	holes     []frameHole
+	n         int
+	flexible  bool
+	prefixLen int
 }
 
 func (f *fetchFrame) Len() int { return f.n }
@@ -116,13 +112,15 @@ func (f *fetchFrame) Len() int { return f.n }
 func (f *fetchFrame) WriteTo(w io.Writer) (int64, error) {
 	var written int64
 	off := 0
+	var prefix [binary.MaxVarintLen64]byte
 	for _, h := range f.holes {
-		n, err := w.Write(f.buf[off:h.pos])
+		l := h.Data.Len()
+		head := append(f.buf[off:h.pos:h.pos], lengthPrefix(prefix[:0], l, f.flexible)...)
+		n, err := w.Write(head)
 		written += int64(n)
 		if err != nil {
 			return written, err
 		}
-		l := h.Data.Len()
 		m, err := h.Data.WriteTo(w)
 		written += m
 		if err != nil {
@@ -131,7 +129,7 @@ func (f *fetchFrame) WriteTo(w io.Writer) (int64, error) {
 		if m != int64(l) {
 			return written, fmt.Errorf("fetch frame: log data wrote %d bytes, promised %d", m, l)
 		}
-		off = h.pos + l
+		off = h.pos + f.prefixLen + markerLen
 	}
 	n, err := w.Write(f.buf[off:])
 	written += int64(n)

@@ -88,7 +88,7 @@ func TestFrameSplicesRecords(t *testing.T) {
 			}
 			resp, holes := frameTestResponse(t, logs, version)
 			want := wantBytes(t, resp, holes)
-			f, err := buildFrame(holes, func() []byte { return resp.AppendTo(nil) })
+			f, err := buildFrame(holes, resp.IsFlexible(), func() []byte { return resp.AppendTo(nil) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestFrameRefusesShortData(t *testing.T) {
 	appendRecords(t, l, 2, 50)
 	resp, holes := frameTestResponse(t, []logstore.Log{l}, 12)
 	holes[0].Data = shortResult{holes[0].Data}
-	f, err := buildFrame(holes, func() []byte { return resp.AppendTo(nil) })
+	f, err := buildFrame(holes, resp.IsFlexible(), func() []byte { return resp.AppendTo(nil) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestFrameOverTCP(t *testing.T) {
 	}
 	resp, holes := frameTestResponse(t, logs, 16)
 	want := wantBytes(t, resp, holes)
-	f, err := buildFrame(holes, func() []byte { return resp.AppendTo(nil) })
+	f, err := buildFrame(holes, resp.IsFlexible(), func() []byte { return resp.AppendTo(nil) })
 	if err != nil {
 		t.Fatal(err)
 	}
