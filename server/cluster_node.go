@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kbroker/kbroker/controller"
 	"github.com/kbroker/kbroker/replica"
 )
@@ -104,6 +106,22 @@ func (c nodeControl) ListPartitionReassignments(ctx context.Context, partitions 
 		out[TopicPartition(tp)] = PartitionReassignment(r)
 	}
 	return out, err
+}
+
+func (c nodeControl) ClaimProducerIDBlock() (int64, int64, error) {
+	return c.n.ClaimProducerIDBlock()
+}
+
+// claimProducerIDBlock claims producer ids from the cluster's shared
+// counter (cluster mode).
+func (b *Broker) claimProducerIDBlock() (int64, int64, error) {
+	c, ok := b.cluster.control.(interface {
+		ClaimProducerIDBlock() (int64, int64, error)
+	})
+	if !ok {
+		return 0, 0, kerr.CoordinatorNotAvailable
+	}
+	return c.ClaimProducerIDBlock()
 }
 
 func (c nodeControl) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {

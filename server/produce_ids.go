@@ -22,6 +22,10 @@ const producerIDBlockFile = "producer-id-block"
 // producerIDManager allocates producer ids for InitProducerId.
 type producerIDManager struct {
 	path string
+	// cluster, when set, claims blocks cluster-wide instead (ZooKeeper's
+	// /latest_producer_id_block in cluster mode): ids must be unique across
+	// brokers, not only across this broker's restarts.
+	cluster func() (start, end int64, err error)
 
 	mu        sync.Mutex
 	next, end int64 // current block: [next, end)
@@ -45,8 +49,17 @@ func (m *producerIDManager) generate() (int64, error) {
 	return id, nil
 }
 
-// claimBlock reserves the next block on disk. The caller holds mu.
+// claimBlock reserves the next block, cluster-wide or on disk. The caller
+// holds mu.
 func (m *producerIDManager) claimBlock() error {
+	if m.cluster != nil {
+		start, end, err := m.cluster()
+		if err != nil {
+			return err
+		}
+		m.next, m.end = start, end
+		return nil
+	}
 	start := int64(0)
 	data, err := os.ReadFile(m.path)
 	switch {

@@ -30,6 +30,9 @@ func newDataPath(b *Broker) *dataPath {
 	}
 	if len(b.cfg.LogDirs) > 0 {
 		d.producerIDs = newProducerIDManager(b.cfg.LogDirs[0])
+		if b.cluster != nil {
+			d.producerIDs.cluster = b.claimProducerIDBlock
+		}
 	}
 	return d
 }

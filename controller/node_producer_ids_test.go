@@ -1,0 +1,51 @@
+package controller
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// Brokers claiming producer-id blocks at the same time each get a block of
+// their own: the blocks never overlap and follow one another, and the
+// znode names the last claimer (Kafka's ZooKeeper-mode ProducerIdManager).
+func TestClaimProducerIDBlock(t *testing.T) {
+	forEachZK(t, func(t *testing.T, h zkHarness) {
+		var clock atomic.Int64
+		nodes := startNodes(t, h, &recordingChannel{}, &clock, 1, 2, 3)
+		for _, tn := range nodes {
+			waitUntil(t, "connected", func() bool { _, err := tn.n.client(); return err == nil })
+		}
+		var mu sync.Mutex
+		starts := map[int64]bool{}
+		var wg sync.WaitGroup
+		for _, tn := range nodes {
+			for i := 0; i < 4; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					start, end, err := tn.n.ClaimProducerIDBlock()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if end-start != producerIDBlockSize || start%producerIDBlockSize != 0 {
+						t.Errorf("block [%d, %d)", start, end)
+					}
+					mu.Lock()
+					if starts[start] {
+						t.Errorf("block starting at %d handed out twice", start)
+					}
+					starts[start] = true
+					mu.Unlock()
+				}()
+			}
+		}
+		wg.Wait()
+		for i := int64(0); i < 12; i++ {
+			if !starts[i*producerIDBlockSize] {
+				t.Errorf("blocks are not consecutive: %d missing (got %v)", i*producerIDBlockSize, starts)
+			}
+		}
+	})
+}
