@@ -49,7 +49,7 @@ func WriteCheckpoint(path string, entries []CheckpointEntry) error {
 	for _, e := range entries {
 		fmt.Fprintf(&b, "%s %d %d\n", e.Topic, e.Partition, e.Offset)
 	}
-	return writeFileAtomic(path, b.Bytes())
+	return WriteFileAtomic(path, b.Bytes())
 }
 
 // readCheckpointLines parses the version-0 framing and returns each entry's
@@ -106,9 +106,11 @@ func readCheckpointLines(path string, nfields int) ([][]string, error) {
 	return out, nil
 }
 
-// writeFileAtomic writes data to path.tmp, fsyncs it, renames it over path
-// and fsyncs the directory so the rename itself survives a crash.
-func writeFileAtomic(path string, data []byte) error {
+// WriteFileAtomic writes data to path.tmp, fsyncs it, renames it over path
+// and fsyncs the directory so the rename itself survives a crash. Every
+// small state file of the broker (checkpoints, meta.properties, the
+// standalone topic table, producer-id blocks) is written this way.
+func WriteFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {

@@ -206,7 +206,7 @@ func (l *FileLog) AssignLeaderEpoch(epoch int32, startOffset int64) error {
 // new entry; truncations rewrite it the same way (simpler than 3.9's
 // asynchronous write and never staler).
 func (l *FileLog) writeEpochs() error {
-	return writeFileAtomic(filepath.Join(l.dir, epochCheckpointFile), encodeEpochCheckpoint(l.epochs.entries))
+	return WriteFileAtomic(filepath.Join(l.dir, epochCheckpointFile), encodeEpochCheckpoint(l.epochs.entries))
 }
 
 // segmentFor is the index of the segment holding offset: the last one whose

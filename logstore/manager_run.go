@@ -86,7 +86,7 @@ func (m *Manager) Close() error {
 	errs = append(errs, m.Checkpoint())
 	if err := errors.Join(errs...); err == nil {
 		for _, d := range m.dirs {
-			errs = append(errs, writeFileAtomic(filepath.Join(d.path, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`)))
+			errs = append(errs, WriteFileAtomic(filepath.Join(d.path, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`)))
 		}
 	}
 	m.unlockDirs()

@@ -74,7 +74,7 @@ func writeMetaProperties(path string, m MetaProperties, now time.Time) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "#\n#%s\nversion=0\nbroker.id=%d\ncluster.id=%s\n",
 		now.Format("Mon Jan 02 15:04:05 MST 2006"), m.BrokerID, m.ClusterID)
-	return writeFileAtomic(path, b.Bytes())
+	return WriteFileAtomic(path, b.Bytes())
 }
 
 // NewUUID returns a random Kafka Uuid (version 4 bits as Java's
@@ -113,7 +113,7 @@ func ParseUUID(s string) ([16]byte, error) {
 func writePartitionMetadata(dir string, topicID [16]byte) error {
 	// Byte for byte what Kafka writes: no newline after the id.
 	data := fmt.Sprintf("version: 0\ntopic_id: %s", UUIDString(topicID))
-	return writeFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte(data))
+	return WriteFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte(data))
 }
 
 // readPartitionMetadata returns the topic id; ok is false when the file is

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/kbroker/kbroker/logstore"
 )
 
 // producerIDBlockSize is the size of the blocks producer ids are handed
@@ -72,39 +74,9 @@ func (m *producerIDManager) claimBlock() error {
 		return err
 	}
 	end := start + producerIDBlockSize
-	if err := writeFileSync(m.path, []byte(strconv.FormatInt(end, 10)+"\n")); err != nil {
+	if err := logstore.WriteFileAtomic(m.path, []byte(strconv.FormatInt(end, 10)+"\n")); err != nil {
 		return err
 	}
 	m.next, m.end = start, end
 	return nil
-}
-
-// writeFileSync replaces path atomically and durably: temp file, fsync,
-// rename, fsync of the directory.
-func writeFileSync(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+
+	"github.com/kbroker/kbroker/logstore"
 )
 
 // TopicStore persists the topic table. Standalone brokers keep it in a file
@@ -100,21 +102,5 @@ func (s *fileTopicStore) writeLocked() error {
 	if err != nil {
 		return err
 	}
-	tmp := s.path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, s.path)
+	return logstore.WriteFileAtomic(s.path, data)
 }
