@@ -27,17 +27,12 @@ func init() { register(kmsg.LeaderAndISR.Int16(), 0, 7, handleLeaderAndIsr) }
 func handleLeaderAndIsr(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.LeaderAndISRRequest)
 	resp := r.ResponseKind().(*kmsg.LeaderAndISRResponse)
-	if b.cluster == nil {
-		resp.ErrorCode = kerr.InvalidRequest.Code
+	unlock, code := b.lockForController(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch)
+	if code != 0 {
+		resp.ErrorCode = code
 		return protocol.Response{Msg: resp}
 	}
-	c := b.cluster
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.checkControllerRequest(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch); err != nil {
-		resp.ErrorCode = errCode(err)
-		return protocol.Response{Msg: resp}
-	}
+	defer unlock()
 	answer := func(topic string, id [16]byte, partition int32, err error) {
 		rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 		rp.Partition, rp.ErrorCode = partition, errCode(err)

@@ -21,17 +21,12 @@ func init() { register(kmsg.StopReplica.Int16(), 0, 4, handleStopReplica) }
 func handleStopReplica(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.StopReplicaRequest)
 	resp := r.ResponseKind().(*kmsg.StopReplicaResponse)
-	if b.cluster == nil {
-		resp.ErrorCode = kerr.InvalidRequest.Code
+	unlock, code := b.lockForController(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch)
+	if code != 0 {
+		resp.ErrorCode = code
 		return protocol.Response{Msg: resp}
 	}
-	c := b.cluster
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.checkControllerRequest(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch); err != nil {
-		resp.ErrorCode = errCode(err)
-		return protocol.Response{Msg: resp}
-	}
+	defer unlock()
 	answer := func(topic string, partition int32, err error) {
 		rp := kmsg.NewStopReplicaResponsePartition()
 		rp.Topic, rp.Partition, rp.ErrorCode = topic, partition, errCode(err)

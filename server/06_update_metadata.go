@@ -8,7 +8,6 @@ package server
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -19,17 +18,12 @@ func init() { register(kmsg.UpdateMetadata.Int16(), 0, 8, handleUpdateMetadata) 
 func handleUpdateMetadata(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.UpdateMetadataRequest)
 	resp := r.ResponseKind().(*kmsg.UpdateMetadataResponse)
-	if b.cluster == nil {
-		resp.ErrorCode = kerr.InvalidRequest.Code
+	unlock, code := b.lockForController(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch)
+	if code != 0 {
+		resp.ErrorCode = code
 		return protocol.Response{Msg: resp}
 	}
-	c := b.cluster
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.checkControllerRequest(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch); err != nil {
-		resp.ErrorCode = errCode(err)
-		return protocol.Response{Msg: resp}
-	}
+	defer unlock()
 	b.applyUpdateMetadata(r)
 	return protocol.Response{Msg: resp}
 }

@@ -136,6 +136,22 @@ func (c *clusterState) checkControllerRequest(controllerID, controllerEpoch int3
 	return nil
 }
 
+// lockForController fences a controller request and, when it passes, locks
+// the cluster state for it: the caller defers the returned unlock. A
+// standalone broker has no controller and refuses such requests.
+func (b *Broker) lockForController(controllerID, controllerEpoch int32, brokerEpoch int64) (unlock func(), code int16) {
+	if b.cluster == nil {
+		return nil, kerr.InvalidRequest.Code
+	}
+	c := b.cluster
+	c.mu.Lock()
+	if err := c.checkControllerRequest(controllerID, controllerEpoch, brokerEpoch); err != nil {
+		c.mu.Unlock()
+		return nil, errCode(err)
+	}
+	return c.mu.Unlock, 0
+}
+
 // rebuildTopics recomputes the topic table from the metadata cache and the
 // hosted replicas. The caller holds c.mu.
 func (b *Broker) rebuildTopics() {
