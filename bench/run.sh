@@ -6,7 +6,8 @@
 # Knobs (environment): REPS, RECORDS_1K, RECORDS_100, LATENCY_SECONDS,
 # CONSUME_RECORDS, WARMUP_RECORDS, LATENCY_RATE (default: half of Kafka's
 # measured 1 KiB acks=1 rate), BROKERS (default "kafka kbroker"; Kafka first
-# because the latency rate derives from it).
+# because the latency rate derives from it), CLUSTER_RECORDS (1 KiB records
+# per run of the 3-broker workload; 0 skips it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -25,6 +26,7 @@ RUN_SECONDS=${RUN_SECONDS:-25}
 LATENCY_SECONDS=${LATENCY_SECONDS:-15}
 CONSUME_RECORDS=${CONSUME_RECORDS:-2097152}
 WARMUP_RECORDS=${WARMUP_RECORDS:-200000}
+CLUSTER_RECORDS=${CLUSTER_RECORDS:-400000}
 BROKERS=${BROKERS:-kafka kbroker}
 STEP_TIMEOUT=${STEP_TIMEOUT:-150}
 PROFILE_SECONDS=${PROFILE_SECONDS:-8}
@@ -48,14 +50,17 @@ KBROKER_METRICS_PORT=$(free_port $((KBROKER_PORT + 1)))
 
 source "$ROOT/bench/brokers.sh"
 source "$ROOT/bench/workloads.sh"
+source "$ROOT/bench/cluster.sh"
 
 RUN=$(mktemp -d -t kbroker-bench.XXXXXX)
 BROKER_PID=
+BROKER_PIDS=
 PROFILE_PID=
 cleanup() {
 	local rc=$?
 	[[ -n "${PROFILE_PID:-}" ]] && kill "$PROFILE_PID" 2>/dev/null
 	stop_broker
+	stop_cluster
 	if [[ $rc != 0 ]]; then
 		echo "bench: failed (exit $rc); run directory kept at $RUN" >&2
 	elif [[ -z "${KEEP_RUN:-}" ]]; then
@@ -97,6 +102,7 @@ kafka_version=$(basename "$LIB"/kafka_2.13-*.jar .jar | sed 's/^kafka_2.13-//')
 	echo "latency_seconds=$LATENCY_SECONDS"
 	echo "consume_records=$CONSUME_RECORDS"
 	echo "warmup_records=$WARMUP_RECORDS"
+	echo "cluster_records=$CLUSTER_RECORDS"
 	if [[ -n "$RECORDS_1K" ]]; then echo "records_1k=$RECORDS_1K (set by the caller)"; fi
 	if [[ -n "$RECORDS_100" ]]; then echo "records_100=$RECORDS_100 (set by the caller)"; fi
 	echo "kafka_jvm=${KAFKA_JVM_OPTS[*]}"
@@ -127,6 +133,19 @@ for broker in $BROKERS; do
 	# Free the disk before the next broker writes its share.
 	rm -rf "$RUN/$broker/data"
 done
+# The cluster workload: three brokers of each kind, the same order.
+if [[ "$CLUSTER_RECORDS" -gt 0 ]]; then
+	for broker in $BROKERS; do
+		echo "bench: === $broker cluster ===" >&2
+		case $broker in
+		kafka) start_kafka_cluster "$RUN/kafka-cluster" ;;
+		kbroker) start_kbroker_cluster "$RUN/kbroker-cluster" ;;
+		esac
+		run_cluster_workload "$broker"
+		stop_cluster
+		rm -rf "$RUN/$broker-cluster"/*/data
+	done
+fi
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RUN/meta.txt"
 echo "duration_s=$(($(date +%s) - started))" >>"$RUN/meta.txt"
 

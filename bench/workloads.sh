@@ -13,18 +13,47 @@
 PRODUCER_PROPS=(batch.size=16384 linger.ms=5 compression.type=none)
 FILL_PROPS=(batch.size=262144 linger.ms=20 compression.type=none)
 
-# cpu_ticks: utime+stime of the broker (fields 14 and 15 of /proc/pid/stat;
-# the command name in field 2 has no spaces for java or kbroker).
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$BROKER_PID/stat"; }
+# The processes the probes read: BROKER_PIDS (the cluster workload's three
+# brokers, summed) or else BROKER_PID.
+probe_pids() { echo "${BROKER_PIDS:-$BROKER_PID}"; }
+
+# cpu_ticks: utime+stime of the broker(s) (fields 14 and 15 of
+# /proc/pid/stat; the command name in field 2 has no spaces for java or
+# kbroker).
+cpu_ticks() {
+	local pid sum=0 t
+	for pid in $(probe_pids); do
+		t=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+		sum=$((sum + t))
+	done
+	echo "$sum"
+}
 
 # reset_peak_rss: writing 5 to clear_refs resets VmHWM to the current RSS,
 # so each run reports its own peak rather than the process's lifetime peak.
-reset_peak_rss() { echo 5 >"/proc/$BROKER_PID/clear_refs" 2>/dev/null || true; }
-peak_rss_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$BROKER_PID/status"; }
+reset_peak_rss() {
+	local pid
+	for pid in $(probe_pids); do echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; done
+}
+
+# peak_rss_kb: VmHWM, summed over the brokers of a cluster (each broker's
+# own peak; they need not coincide, so the sum is an upper bound).
+peak_rss_kb() {
+	local pid sum=0 v
+	for pid in $(probe_pids); do
+		v=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
+		sum=$((sum + v))
+	done
+	echo "$sum"
+}
+
+# TOPIC_ARGS: replication of the topics create_topic makes; the cluster
+# workload sets replication factor 3 and min.insync.replicas=2.
+TOPIC_ARGS=(--replication-factor 1)
 
 create_topic() {
 	"$TOOLS/kafka-topics" --bootstrap-server "$BOOTSTRAP" --create --topic "$1" \
-		--partitions 6 --replication-factor 1 >/dev/null
+		--partitions 6 "${TOPIC_ARGS[@]}" >/dev/null
 }
 
 delete_topic() {

@@ -78,3 +78,37 @@ func TestReadRowsRejectsShortRow(t *testing.T) {
 		t.Fatal("a 4-column row was accepted")
 	}
 }
+
+// The cluster workload's RSS is a sum over three brokers: it must not stand
+// in for a single broker's peak in the RSS target, and its throughput ratio
+// is listed where the targets say whether the cluster was measured.
+func TestClusterWorkloadKeptOutOfSingleBrokerRSS(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "raw.tsv")
+	lines := []string{
+		rawLine("kafka", "produce-1k-acks1", "1", "ok", "100", "10", "2", "1000000000", "1048576"),
+		rawLine("kbroker", "produce-1k-acks1", "1", "ok", "100", "10", "2", "1000000000", "20480"),
+		rawLine("kafka", "cluster-1k-acksall", "1", "ok", "40", "10", "2", "1000000000", "3145728"),
+		rawLine("kbroker", "cluster-1k-acksall", "1", "ok", "60", "10", "2", "1000000000", "2097152"),
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := readRows(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := summarize(rows)
+	if kb, _ := peakRSS(s, "kbroker"); kb != 20 {
+		t.Errorf("kbroker single-broker peak RSS = %v MiB, want 20 (cluster sum excluded)", kb)
+	}
+	var b strings.Builder
+	renderTargets(&b, s)
+	if !strings.Contains(b.String(), "| cluster-1k-acksall | 1.50× |") {
+		t.Errorf("targets table lacks the cluster throughput ratio:\n%s", b.String())
+	}
+	b.Reset()
+	render(&b, s, rows, map[string]string{}, "")
+	if strings.Contains(b.String(), "## Not measured") {
+		t.Error("cluster measured but reported as not measured")
+	}
+}

@@ -5,14 +5,21 @@ import (
 	"math"
 )
 
-// workloads in the order of issue 5, with what each one is.
-var workloads = []struct{ name, what string }{
-	{"produce-1k-acks1", "1 topic × 6 partitions, 1 KiB records, acks=1, max throughput (kafka-producer-perf-test)"},
-	{"produce-1k-acksall", "the same with acks=all"},
-	{"produce-100b-acks1", "100-byte records, acks=1, max throughput"},
-	{"produce-100b-acksall", "100-byte records, acks=all, max throughput"},
-	{"e2e-latency", "1 KiB records at a fixed rate (half of Kafka's 1 KiB acks=1 median), produce-to-consume latency (bench/loadgen, franz-go)"},
-	{"consume-2gib", "consume 2 GiB of 1 KiB records already written, from page cache (kafka-consumer-perf-test, fetch rates)"},
+// workloads in the order of issue 5, with what each one is. A cluster
+// workload's CPU and RSS figures are sums over its three broker processes.
+var workloads = []struct {
+	name, what string
+	cluster    bool
+}{
+	{"produce-1k-acks1", "1 topic × 6 partitions, 1 KiB records, acks=1, max throughput (kafka-producer-perf-test)", false},
+	{"produce-1k-acksall", "the same with acks=all", false},
+	{"produce-100b-acks1", "100-byte records, acks=1, max throughput", false},
+	{"produce-100b-acksall", "100-byte records, acks=all, max throughput", false},
+	{"e2e-latency", "1 KiB records at a fixed rate (half of Kafka's 1 KiB acks=1 median), produce-to-consume latency (bench/loadgen, franz-go)", false},
+	{"consume-2gib", "consume 2 GiB of 1 KiB records already written, from page cache (kafka-consumer-perf-test, fetch rates)", false},
+	{"cluster-1k-acksall", "3 brokers on this machine (kbroker: ZooKeeper and broker.id 1-3; Kafka: 3 KRaft nodes, broker and controller in each, -Xmx512M), " +
+		"1 topic × 6 partitions, replication factor 3, min.insync.replicas=2, 1 KiB records, acks=all, max throughput (kafka-producer-perf-test); " +
+		"broker CPU and peak RSS are sums over the 3 broker processes (each one's own peak), ZooKeeper not included", true},
 }
 
 var brokers = []string{"kafka", "kbroker"}
