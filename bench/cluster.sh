@@ -151,8 +151,10 @@ zk_usage() {
 	awk '/^VmHWM:/ {print $2}' "/proc/$pid/status" 2>/dev/null
 }
 
-# run_cluster_workload BROKER: an unmeasured warm-up (WARMUP_RECORDS, as the
-# single-broker runs get, so the JVMs compile their hot paths), then REPS runs of
+# run_cluster_workload BROKER: an unmeasured warm-up of CLUSTER_WARMUP_RECORDS
+# (three fresh JVMs still compile their replication paths well into a
+# 200000-record warm-up: Kafka's first measured runs went 10, 19, 25 MB/s),
+# then REPS runs of
 # CLUSTER_RECORDS x 1 KiB at acks=all into a topic with 6 partitions,
 # replication factor 3 and min.insync.replicas=2.
 run_cluster_workload() {
@@ -161,7 +163,7 @@ run_cluster_workload() {
 	[[ -n "${ZK_DIR:-}" ]] && zk_before=$(zk_usage)
 	create_topic cluster-warmup
 	timeout "$STEP_TIMEOUT" "$TOOLS/kafka-producer-perf-test" --topic cluster-warmup \
-		--num-records "$WARMUP_RECORDS" --record-size 1024 --throughput -1 \
+		--num-records "$CLUSTER_WARMUP_RECORDS" --record-size 1024 --throughput -1 \
 		--command-property "bootstrap.servers=$BOOTSTRAP" acks=all "${PRODUCER_PROPS[@]}" \
 		>"$RUN/$broker-cluster-warmup.out" 2>&1 || true
 	delete_topic cluster-warmup

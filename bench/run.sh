@@ -7,7 +7,7 @@
 # CONSUME_RECORDS, WARMUP_RECORDS, LATENCY_RATE (default: half of Kafka's
 # measured 1 KiB acks=1 rate), BROKERS (default "kafka kbroker"; Kafka first
 # because the latency rate derives from it), CLUSTER_RECORDS (1 KiB records
-# per run of the 3-broker workload; 0 skips it).
+# per run of the 3-broker workload; 0 skips it), CLUSTER_WARMUP_RECORDS.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -27,6 +27,7 @@ LATENCY_SECONDS=${LATENCY_SECONDS:-15}
 CONSUME_RECORDS=${CONSUME_RECORDS:-2097152}
 WARMUP_RECORDS=${WARMUP_RECORDS:-200000}
 CLUSTER_RECORDS=${CLUSTER_RECORDS:-400000}
+CLUSTER_WARMUP_RECORDS=${CLUSTER_WARMUP_RECORDS:-$((CLUSTER_RECORDS * 2))}
 BROKERS=${BROKERS:-kafka kbroker}
 STEP_TIMEOUT=${STEP_TIMEOUT:-150}
 PROFILE_SECONDS=${PROFILE_SECONDS:-8}
@@ -103,6 +104,7 @@ kafka_version=$(basename "$LIB"/kafka_2.13-*.jar .jar | sed 's/^kafka_2.13-//')
 	echo "consume_records=$CONSUME_RECORDS"
 	echo "warmup_records=$WARMUP_RECORDS"
 	echo "cluster_records=$CLUSTER_RECORDS"
+	echo "cluster_warmup_records=$CLUSTER_WARMUP_RECORDS"
 	if [[ -n "$RECORDS_1K" ]]; then echo "records_1k=$RECORDS_1K (set by the caller)"; fi
 	if [[ -n "$RECORDS_100" ]]; then echo "records_100=$RECORDS_100 (set by the caller)"; fi
 	echo "kafka_jvm=${KAFKA_JVM_OPTS[*]}"

@@ -22,7 +22,7 @@ func render(b *strings.Builder, s summary, rows []row, meta map[string]string, c
 		"cluster runs %s × 1 KiB (after an unmeasured warm-up of %s). "+
 		"Whole run: %s s.\n\n",
 		meta["reps"], meta["warmup_records"], meta["records_1k"], meta["records_100"],
-		meta["latency_seconds"], meta["consume_records"], meta["cluster_records"], meta["warmup_records"], meta["duration_s"])
+		meta["latency_seconds"], meta["consume_records"], meta["cluster_records"], meta["cluster_warmup_records"], meta["duration_s"])
 
 	renderHeadline(b, s)
 	renderTargets(b, s)
