@@ -226,15 +226,34 @@ func isClosed(c <-chan struct{}) bool {
 	}
 }
 
-// FreePort returns a loopback TCP port that was free a moment ago.
+// handedOut holds every port FreePort returned in this test binary: the
+// kernel may offer a just-closed port again, and two brokers of one
+// cluster given the same port would share an address (one fails to bind).
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// FreePort returns a loopback TCP port that was free a moment ago and that
+// no earlier call returned.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for attempt := 0; attempt < 100; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no fresh loopback port after 100 tries")
+	return 0
 }
 
 func tailFile(path string, n int64) string {

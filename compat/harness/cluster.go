@@ -70,6 +70,14 @@ func StartClusterPerBroker(t testing.TB, n int, perBroker func(id int32) []strin
 		b.start(t)
 	}
 	c.WaitReady(t)
+	// WaitReady counts the running brokers only: a broker that died at
+	// start-up (a port taken, say) must fail the start, not shrink the
+	// cluster.
+	for _, b := range c.Brokers {
+		if !b.Running() {
+			t.Fatalf("broker %d exited during start-up; its log: %s", b.ID, b.LogPath)
+		}
+	}
 	return c
 }
 
