@@ -11,9 +11,20 @@ while IFS= read -r file; do
 	dir="$(dirname "$file")"
 	for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file"); do
 		echo "fuzz: $dir $target for $fuzztime"
-		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 2s "$dir"; then
-			failed+=("$dir $target")
+		# No minimisation: the engine can report its own deadline
+		# ("context deadline exceeded") when the budget ends while it
+		# shrinks a new input, which is not a finding. A real crash still
+		# fails with "Failing input written to testdata/fuzz/...".
+		out="$(mktemp)"
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 0 "$dir" 2>&1 | tee "$out"; then
+			if grep -q 'context deadline exceeded' "$out" && ! grep -q 'Failing input written' "$out"; then
+				echo "fuzz: $dir $target: the engine's own deadline, not a finding; running it again"
+				go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 0 "$dir" || failed+=("$dir $target")
+			else
+				failed+=("$dir $target")
+			fi
 		fi
+		rm -f "$out"
 		n=$((n + 1))
 	done
 done < <(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '^./compat/lib/' | sort)
