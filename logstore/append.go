@@ -10,21 +10,7 @@ func (l *FileLog) AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTi
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
-	next := l.logEndOffset()
-	info := AppendInfo{FirstOffset: next, LogAppendTime: -1}
-	for i := range batches {
-		b := &batches[i]
-		b.setBaseOffset(next)
-		b.setLeaderEpoch(leaderEpoch)
-		if logAppendTime >= 0 {
-			b.setLogAppendTime(logAppendTime)
-		}
-		next = b.Header.LastOffset() + 1
-	}
-	if logAppendTime >= 0 {
-		info.LogAppendTime = logAppendTime
-	}
-	return l.appendLocked(batches, info)
+	return l.appendLocked(batches, stampAsLeader(batches, l.logEndOffset(), leaderEpoch, logAppendTime))
 }
 
 func (l *FileLog) AppendAsFollower(batches []Batch) (AppendInfo, error) {
@@ -164,4 +150,24 @@ func (l *FileLog) shouldRoll(size, maxTs, lastOffset int64) bool {
 		waited > l.cfg.SegmentMs ||
 		s.index.full() || s.timeIndex.full() ||
 		lastOffset-s.baseOffset > 1<<31-1
+}
+
+// stampAsLeader is the leader's part of an append, shared by FileLog and
+// MemLog: offsets from next on, the leader epoch, and LogAppendTime when
+// logAppendTime >= 0. It returns the append's info so far.
+func stampAsLeader(batches []Batch, next int64, leaderEpoch int32, logAppendTime int64) AppendInfo {
+	info := AppendInfo{FirstOffset: next, LogAppendTime: -1}
+	for i := range batches {
+		b := &batches[i]
+		b.setBaseOffset(next)
+		b.setLeaderEpoch(leaderEpoch)
+		if logAppendTime >= 0 {
+			b.setLogAppendTime(logAppendTime)
+		}
+		next = b.Header.LastOffset() + 1
+	}
+	if logAppendTime >= 0 {
+		info.LogAppendTime = logAppendTime
+	}
+	return info
 }

@@ -136,21 +136,7 @@ func (l *MemLog) AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTim
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
-	next := l.active().nextOffset
-	info := AppendInfo{FirstOffset: next, LogAppendTime: -1}
-	for i := range batches {
-		b := &batches[i]
-		b.setBaseOffset(next)
-		b.setLeaderEpoch(leaderEpoch)
-		if logAppendTime >= 0 {
-			b.setLogAppendTime(logAppendTime)
-		}
-		next = b.Header.LastOffset() + 1
-	}
-	if logAppendTime >= 0 {
-		info.LogAppendTime = logAppendTime
-	}
-	return l.appendLocked(batches, info)
+	return l.appendLocked(batches, stampAsLeader(batches, l.active().nextOffset, leaderEpoch, logAppendTime))
 }
 
 func (l *MemLog) AppendAsFollower(batches []Batch) (AppendInfo, error) {
