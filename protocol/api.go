@@ -26,6 +26,10 @@ type Request struct {
 	Size int
 
 	Conn *ConnInfo
+
+	// frame is the pooled buffer Body was decoded from; it goes back to
+	// the pool once the response left, if the handler recycles this API.
+	frame *pooledFrame
 }
 
 // ConnInfo identifies the connection a request arrived on.

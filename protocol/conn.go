@@ -3,6 +3,7 @@ package protocol
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -115,7 +116,7 @@ func (c *conn) readLoop() {
 		case <-c.ctx.Done():
 			return
 		}
-		frame, err := c.readFrame()
+		frame, pf, err := c.readFrame()
 		if errors.Is(err, errCleanEOF) {
 			c.enqueue(&inflight{drain: true})
 			return
@@ -131,6 +132,7 @@ func (c *conn) readLoop() {
 			return
 		}
 		req.Conn = c.info
+		req.frame = pf
 		c.srv.metrics.request(req.Key)
 		resp, ok := c.handle(req)
 		if !ok {
@@ -221,15 +223,16 @@ var (
 	errIdle     = errors.New("connection idle")
 )
 
-// readFrame reads one size-prefixed frame. The frame is allocated per
-// request rather than reused: kmsg decoding keeps byte fields (Produce
-// records) as sub-slices of it, and handlers hold them past Handle.
-func (c *conn) readFrame() ([]byte, error) {
+// readFrame reads one size-prefixed frame into a pooled buffer (pf, nil
+// for an unpooled size). kmsg decoding keeps byte fields (Produce records)
+// as sub-slices of the frame, so it is only reused when the handler
+// recycles the request's API (FrameRecycler), after its response left.
+func (c *conn) readFrame() (frame []byte, pf *pooledFrame, err error) {
 	idle := c.srv.cfg.IdleTimeout
 	for {
 		deadline := time.Unix(0, c.lastActive.Load()).Add(idle)
 		if err := c.nc.SetReadDeadline(deadline); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		_, err := c.br.Peek(4)
 		if err == nil {
@@ -242,35 +245,44 @@ func (c *conn) readFrame() ([]byte, error) {
 			if time.Since(time.Unix(0, c.lastActive.Load())) < idle {
 				continue
 			}
-			return nil, errIdle
+			return nil, nil, errIdle
 		case errors.Is(err, io.EOF) && c.br.Buffered() == 0:
-			return nil, errCleanEOF
+			return nil, nil, errCleanEOF
 		case errors.Is(err, io.EOF):
-			return nil, fmt.Errorf("size prefix truncated after %d bytes", c.br.Buffered())
+			return nil, nil, fmt.Errorf("size prefix truncated after %d bytes", c.br.Buffered())
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	var sizeBuf [4]byte
 	if _, err := io.ReadFull(c.br, sizeBuf[:]); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	size := int32(uint32(sizeBuf[0])<<24 | uint32(sizeBuf[1])<<16 | uint32(sizeBuf[2])<<8 | uint32(sizeBuf[3]))
 	if size < fixedHeaderLen || int64(size) > int64(c.srv.cfg.MaxRequestSize) {
-		return nil, frameSizeError(size)
+		return nil, nil, frameSizeError(size)
 	}
 	// A frame may take a while to arrive, but not longer than a whole idle
 	// period: a client that stalls mid-frame is as dead as an idle one.
 	if err := c.nc.SetReadDeadline(time.Now().Add(idle)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	frame := make([]byte, size)
+	if c.srv.recycles != nil {
+		// The api key opens the header; a frame shorter than that is
+		// reported as truncated below.
+		if key, err := c.br.Peek(2); err == nil && c.srv.recycles(int16(binary.BigEndian.Uint16(key))) {
+			frame, pf = c.srv.frames.get(int(size))
+		}
+	}
+	if frame == nil {
+		frame = make([]byte, size)
+	}
 	if n, err := io.ReadFull(c.br, frame); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("request truncated: size %d, got %d bytes before EOF", size, n)
+			return nil, nil, fmt.Errorf("request truncated: size %d, got %d bytes before EOF", size, n)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	c.srv.metrics.in(c.info.Listener, 4+int(size))
 	c.touch()
-	return frame, nil
+	return frame, pf, nil
 }

@@ -160,11 +160,11 @@ func (ts *testServer) waitConnClosed(t *testing.T) *ConnInfo {
 // client is a raw Kafka client for tests: it frames requests itself so
 // tests can also send what no real client would.
 type client struct {
-	t  *testing.T
+	t  testing.TB
 	nc net.Conn
 }
 
-func dial(t *testing.T, addr string) *client {
+func dial(t testing.TB, addr string) *client {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -261,7 +261,7 @@ func (c *client) expectClosed() {
 	}
 }
 
-func listen(t *testing.T) net.Listener {
+func listen(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -20,6 +20,9 @@ type Server struct {
 	handler Handler
 	log     *slog.Logger
 	metrics *metrics
+	// recycles is the handler's FrameRecycler, or nil.
+	recycles func(key int16) bool
+	frames   framePool
 
 	// ctx is cancelled by Close; every connection's context derives from it.
 	ctx    context.Context
@@ -45,7 +48,12 @@ func NewServer(cfg ServerConfig, h Handler, logger *slog.Logger) *Server {
 		logger.Error("protocol metrics not registered", "err", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	var recycles func(int16) bool
+	if r, ok := h.(FrameRecycler); ok {
+		recycles = r.RecyclesFrame
+	}
 	return &Server{
+		recycles:  recycles,
 		cfg:       cfg,
 		handler:   h,
 		log:       logger,

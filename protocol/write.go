@@ -58,6 +58,10 @@ func (c *conn) writeLoop() {
 				return
 			}
 		}
+		if e.req != nil {
+			c.srv.frames.put(e.req.frame)
+			e.req.frame = nil
+		}
 		<-c.slots
 	}
 }

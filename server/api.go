@@ -56,6 +56,11 @@ func (b *Broker) Versions(key int16) (int16, int16, bool) {
 	return a.min, a.max, ok
 }
 
+// RecyclesFrame implements protocol.FrameRecycler: a produce request's
+// records are copied into the log (page cache, or a MemLog's own copy) and
+// nothing else keeps them, so its frame can be reused once answered.
+func (b *Broker) RecyclesFrame(key int16) bool { return key == kmsg.Produce.Int16() }
+
 // Handle implements protocol.Handler.
 func (b *Broker) Handle(ctx context.Context, req *protocol.Request) protocol.Response {
 	a, ok := apis[req.Key]
