@@ -89,6 +89,16 @@ wait_port() {
 	return 1
 }
 
+# stop_brokers: every single broker run.sh started.
+stop_brokers() {
+	local pid current=${BROKER_PID:-}
+	for pid in $current "${BROKER_PIDS_BY_NAME[@]}"; do
+		BROKER_PID=$pid
+		stop_broker
+	done
+	BROKER_PIDS_BY_NAME=()
+}
+
 # stop_broker: SIGTERM, then SIGKILL after 30 s.
 stop_broker() {
 	[[ -n "${BROKER_PID:-}" ]] || return 0

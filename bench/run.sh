@@ -54,13 +54,14 @@ source "$ROOT/bench/workloads.sh"
 source "$ROOT/bench/cluster.sh"
 
 RUN=$(mktemp -d -t kbroker-bench.XXXXXX)
+declare -A BROKER_PIDS_BY_NAME=() BOOTSTRAP_BY_NAME=()
 BROKER_PID=
 BROKER_PIDS=
 PROFILE_PID=
 cleanup() {
 	local rc=$?
 	[[ -n "${PROFILE_PID:-}" ]] && kill "$PROFILE_PID" 2>/dev/null
-	stop_broker
+	stop_brokers
 	stop_cluster
 	if [[ $rc != 0 ]]; then
 		echo "bench: failed (exit $rc); run directory kept at $RUN" >&2
@@ -112,29 +113,33 @@ kafka_version=$(basename "$LIB"/kafka_2.13-*.jar .jar | sed 's/^kafka_2.13-//')
 } >"$RUN/meta.txt"
 
 started=$(date +%s)
+# Both single brokers run side by side, each with its own port and data
+# directory, so run_workloads can alternate between them run by run; the
+# idle one only ticks over (Kafka's KRaft heartbeats) meanwhile.
 for broker in $BROKERS; do
-	echo "bench: === $broker ===" >&2
+	echo "bench: starting $broker" >&2
 	case $broker in
 	kafka)
-		BOOTSTRAP="127.0.0.1:$KAFKA_PORT"
 		start_kafka "$RUN/kafka" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"
+		BOOTSTRAP_BY_NAME[$broker]="127.0.0.1:$KAFKA_PORT"
 		;;
 	kbroker)
-		BOOTSTRAP="127.0.0.1:$KBROKER_PORT"
 		METRICS="127.0.0.1:$KBROKER_METRICS_PORT"
 		start_kbroker "$RUN/kbroker" "$KBROKER_PORT" "$KBROKER_METRICS_PORT"
+		BOOTSTRAP_BY_NAME[$broker]="127.0.0.1:$KBROKER_PORT"
 		;;
 	*)
 		echo "bench: unknown broker $broker" >&2
 		exit 2
 		;;
 	esac
+	BROKER_PIDS_BY_NAME[$broker]=$BROKER_PID
 	echo "start_rss_kb_$broker=$(peak_rss_kb)" >>"$RUN/meta.txt"
-	run_workloads "$broker"
-	stop_broker
-	# Free the disk before the next broker writes its share.
-	rm -rf "$RUN/$broker/data"
 done
+# shellcheck disable=SC2086 # BROKERS is a list
+run_workloads $BROKERS
+stop_brokers
+for broker in $BROKERS; do rm -rf "${RUN:?}/$broker/data"; done
 # The cluster workload: three brokers of each kind, the same order.
 if [[ "$CLUSTER_RECORDS" -gt 0 ]]; then
 	for broker in $BROKERS; do

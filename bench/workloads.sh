@@ -1,5 +1,6 @@
-# Sourced by bench/run.sh: the workloads of issue 5, run against the broker
-# whose pid is BROKER_PID and whose address is BOOTSTRAP. Each measured run
+# Sourced by bench/run.sh: the workloads of issue 5, each run against the
+# broker whose pid is BROKER_PID and whose address is BOOTSTRAP (use_broker
+# sets both). Each measured run
 # appends one tab-separated row to $RAW:
 #   broker workload rep status mbps rps p50_ms p99_ms p999_ms cpu_s bytes rss_kb load1
 # p50/p99/p99.9 are what the tool reports: the producer perf test's
@@ -165,38 +166,52 @@ calibrate() {
 		'BEGIN {n = r * s; if (n < lo) n = lo; if (n > hi) n = hi; printf "%d", n}'
 }
 
+# use_broker BROKER: points the probes and the clients at one of the
+# single brokers that run_workloads alternates between.
+use_broker() {
+	BROKER_PID=${BROKER_PIDS_BY_NAME[$1]}
+	BOOTSTRAP=${BOOTSTRAP_BY_NAME[$1]}
+}
+
+# run_workloads BROKER...: every workload, each repetition run once per
+# broker in turn (Kafka, kbroker, Kafka, ...). Alternating rather than
+# running one broker's whole series and then the other's puts both under
+# the same conditions: on this shared VM the cost of writing to the page
+# cache drifts over minutes (fresh guest pages cost several times more
+# than recycled ones), and so do the other tenants' loads.
 run_workloads() {
-	local broker=$1 rep rate
-	rate=$(warm_up "$broker" 1024 "$WARMUP_RECORDS")
-	if [[ -z "${RECORDS_1K:-}" ]]; then
-		RECORDS_1K=$(calibrate "$rate" 100000 3000000)
-		echo "records_1k=$RECORDS_1K (calibrated on $broker's warm-up: $rate records/s)" >>"$RUN/meta.txt"
-	fi
-	rate=$(warm_up "$broker" 100 $((WARMUP_RECORDS * 3)))
-	if [[ -z "${RECORDS_100:-}" ]]; then
-		RECORDS_100=$(calibrate "$rate" 300000 20000000)
-		echo "records_100=$RECORDS_100 (calibrated on $broker's warm-up: $rate records/s)" >>"$RUN/meta.txt"
-	fi
-
-	for rep in $(seq 1 "$REPS"); do
-		[[ $rep == 1 ]] && profile_kbroker "$broker" produce-1k-acks1 "$PROFILE_SECONDS"
-		produce_run "$broker" produce-1k-acks1 "$rep" 1024 1 "$RECORDS_1K"
-		wait_profile
-	done
-	for rep in $(seq 1 "$REPS"); do
-		produce_run "$broker" produce-1k-acksall "$rep" 1024 all "$RECORDS_1K"
-	done
-	for rep in $(seq 1 "$REPS"); do
-		[[ $rep == 1 ]] && profile_kbroker "$broker" produce-100b-acks1 "$PROFILE_SECONDS"
-		produce_run "$broker" produce-100b-acks1 "$rep" 100 1 "$RECORDS_100"
-		wait_profile
-	done
-	for rep in $(seq 1 "$REPS"); do
-		produce_run "$broker" produce-100b-acksall "$rep" 100 all "$RECORDS_100"
+	local brokers=("$@") broker rep rate
+	for broker in "${brokers[@]}"; do
+		use_broker "$broker"
+		rate=$(warm_up "$broker" 1024 "$WARMUP_RECORDS")
+		if [[ -z "${RECORDS_1K:-}" ]]; then
+			RECORDS_1K=$(calibrate "$rate" 100000 3000000)
+			echo "records_1k=$RECORDS_1K (calibrated on $broker's warm-up: $rate records/s)" >>"$RUN/meta.txt"
+		fi
+		rate=$(warm_up "$broker" 100 $((WARMUP_RECORDS * 3)))
+		if [[ -z "${RECORDS_100:-}" ]]; then
+			RECORDS_100=$(calibrate "$rate" 300000 20000000)
+			echo "records_100=$RECORDS_100 (calibrated on $broker's warm-up: $rate records/s)" >>"$RUN/meta.txt"
+		fi
 	done
 
-	# Fixed rate: half of Kafka's median 1 KiB acks=1 throughput, so Kafka
-	# must have run first; kbroker gets the same rate.
+	local spec wl size acks
+	for spec in produce-1k-acks1:1024:1 produce-1k-acksall:1024:all produce-100b-acks1:100:1 produce-100b-acksall:100:all; do
+		IFS=: read -r wl size acks <<<"$spec"
+		local count=$RECORDS_1K
+		[[ $size == 100 ]] && count=$RECORDS_100
+		for rep in $(seq 1 "$REPS"); do
+			for broker in "${brokers[@]}"; do
+				use_broker "$broker"
+				[[ $rep == 1 && $acks == 1 ]] && profile_kbroker "$broker" "$wl" "$PROFILE_SECONDS"
+				produce_run "$broker" "$wl" "$rep" "$size" "$acks" "$count"
+				wait_profile
+			done
+		done
+	done
+
+	# Fixed rate: half of Kafka's median 1 KiB acks=1 throughput (measured
+	# above); kbroker gets the same rate.
 	if [[ -z "${LATENCY_RATE:-}" ]]; then
 		LATENCY_RATE=$(awk -F'\t' '$1 == "kafka" && $2 == "produce-1k-acks1" && $4 == "ok" {print $6}' "$RAW" |
 			sort -n | awk '{v[NR] = $1} END {if (NR) printf "%d", v[int((NR + 1) / 2)] / 2}')
@@ -204,34 +219,47 @@ run_workloads() {
 		echo "latency_rate=$LATENCY_RATE" >>"$RUN/meta.txt"
 	fi
 	for rep in $(seq 1 "$REPS"); do
-		local topic="latency-$rep"
-		create_topic "$topic"
-		[[ $rep == 1 ]] && profile_kbroker "$broker" latency "$((LATENCY_SECONDS - 2))"
-		measure "$broker" e2e-latency "$rep" $((1024 * LATENCY_RATE * LATENCY_SECONDS)) parse_loadgen \
-			"$RUN/loadgen" -bootstrap "$BOOTSTRAP" -topic "$topic" -rate "$LATENCY_RATE" -size 1024 \
-			-acks 1 -duration "${LATENCY_SECONDS}s" -warmup 3s
-		wait_profile
-		delete_topic "$topic"
+		for broker in "${brokers[@]}"; do
+			use_broker "$broker"
+			local topic="latency-$rep"
+			create_topic "$topic"
+			[[ $rep == 1 ]] && profile_kbroker "$broker" latency "$((LATENCY_SECONDS - 2))"
+			measure "$broker" e2e-latency "$rep" $((1024 * LATENCY_RATE * LATENCY_SECONDS)) parse_loadgen \
+				"$RUN/loadgen" -bootstrap "$BOOTSTRAP" -topic "$topic" -rate "$LATENCY_RATE" -size 1024 \
+				-acks 1 -duration "${LATENCY_SECONDS}s" -warmup 3s
+			wait_profile
+			delete_topic "$topic"
+		done
 	done
 
-	# Consume: write CONSUME_RECORDS x 1 KiB once, then read it all REPS
-	# times, each with a new group from the earliest offset. The data was
-	# just written, so it is in the page cache.
+	# Consume: write CONSUME_RECORDS x 1 KiB once per broker, then read it
+	# all REPS times, each with a new group from the earliest offset. The
+	# data was just written, so it is in the page cache (both brokers' 2 GiB
+	# fit in it together).
 	# The fill is set-up, not a measured run: larger batches (the same for
 	# both brokers) make it quicker on a slow machine.
-	create_topic consume
-	log_cmd fill "$TOOLS/kafka-producer-perf-test" --topic consume --num-records "$CONSUME_RECORDS" \
-		--record-size 1024 --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 "${FILL_PROPS[@]}"
-	timeout "$STEP_TIMEOUT" "$TOOLS/kafka-producer-perf-test" --topic consume --num-records "$CONSUME_RECORDS" \
-		--record-size 1024 --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 \
-		"${FILL_PROPS[@]}" >"$RUN/$broker-consume-fill.out" 2>&1 || echo "bench: $broker consume fill failed" >&2
-	echo "bench: $broker consume fill: $(parse_producer_perf "$RUN/$broker-consume-fill.out")" >&2
-	for rep in $(seq 1 "$REPS"); do
-		[[ $rep == 1 ]] && profile_kbroker "$broker" consume "$PROFILE_SECONDS_CONSUME"
-		measure "$broker" consume-2gib "$rep" $((1024 * CONSUME_RECORDS)) parse_consumer_perf \
-			"$TOOLS/kafka-consumer-perf-test" --bootstrap-server "$BOOTSTRAP" --topic consume \
-			--num-records "$CONSUME_RECORDS" --group "bench-$rep" --timeout 60000
-		wait_profile
+	for broker in "${brokers[@]}"; do
+		use_broker "$broker"
+		create_topic consume
+		log_cmd fill "$TOOLS/kafka-producer-perf-test" --topic consume --num-records "$CONSUME_RECORDS" \
+			--record-size 1024 --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 "${FILL_PROPS[@]}"
+		timeout "$STEP_TIMEOUT" "$TOOLS/kafka-producer-perf-test" --topic consume --num-records "$CONSUME_RECORDS" \
+			--record-size 1024 --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 \
+			"${FILL_PROPS[@]}" >"$RUN/$broker-consume-fill.out" 2>&1 || echo "bench: $broker consume fill failed" >&2
+		echo "bench: $broker consume fill: $(parse_producer_perf "$RUN/$broker-consume-fill.out")" >&2
 	done
-	delete_topic consume
+	for rep in $(seq 1 "$REPS"); do
+		for broker in "${brokers[@]}"; do
+			use_broker "$broker"
+			[[ $rep == 1 ]] && profile_kbroker "$broker" consume "$PROFILE_SECONDS_CONSUME"
+			measure "$broker" consume-2gib "$rep" $((1024 * CONSUME_RECORDS)) parse_consumer_perf \
+				"$TOOLS/kafka-consumer-perf-test" --bootstrap-server "$BOOTSTRAP" --topic consume \
+				--num-records "$CONSUME_RECORDS" --group "bench-$rep" --timeout 60000
+			wait_profile
+		done
+	done
+	for broker in "${brokers[@]}"; do
+		use_broker "$broker"
+		delete_topic consume
+	done
 }
