@@ -2,7 +2,9 @@
 # broker whose pid is BROKER_PID and whose address is BOOTSTRAP (use_broker
 # sets both). Each measured run
 # appends one tab-separated row to $RAW:
-#   broker workload rep status mbps rps p50_ms p99_ms p999_ms cpu_s bytes rss_kb load1
+#   broker workload rep status mbps rps p50_ms p99_ms p999_ms cpu_s bytes rss_kb load1 client_cpu_s
+# cpu_s is the broker's; client_cpu_s is the perf tool's or loadgen's,
+# which shares the cores with the broker.
 # p50/p99/p99.9 are what the tool reports: the producer perf test's
 # send-to-ack latency at full speed (mostly client-side queueing), the
 # loadgen's produce-to-consume latency at a fixed rate; the consumer perf
@@ -72,27 +74,39 @@ log_cmd() {
 }
 
 # measure BROKER WORKLOAD REP BYTES PARSER CMD...: runs CMD with the broker's
-# CPU and peak RSS taken around it; PARSER turns CMD's output into
-# "mbps rps p50 p99 p999".
+# CPU and peak RSS taken around it and CMD's own CPU counted; PARSER turns
+# CMD's output into "mbps rps p50 p99 p999".
 measure() {
 	local broker=$1 wl=$2 rep=$3 bytes=$4 parser=$5
 	shift 5
-	local out="$RUN/$broker-$wl-$rep.out" before after fields status=ok
+	local out="$RUN/$broker-$wl-$rep.out" before after fields status=ok client_ticks
 	log_cmd "$wl" "$@"
 	reset_peak_rss
 	before=$(cpu_ticks)
-	if ! timeout "$STEP_TIMEOUT" "$@" >"$out" 2>&1; then
-		status=fail
-	fi
+	# A fresh subshell starts with cutime+cstime at zero and, once it has
+	# waited for CMD, holds the CPU of CMD and every descendant it waited for
+	# (timeout, the tool's JVM with all its threads). Only builtins run
+	# after CMD, so nothing else is counted. The stat line is cut after the
+	# command name, which may hold spaces: fields 16 and 17 are then the
+	# 14th and 15th words.
+	client_ticks=$(
+		rc=0
+		timeout "$STEP_TIMEOUT" "$@" >"$out" 2>&1 || rc=$?
+		read -r stat <"/proc/$BASHPID/stat"
+		read -r -a f <<<"${stat##*) }"
+		echo $((f[13] + f[14]))
+		exit "$rc"
+	) || status=fail
 	after=$(cpu_ticks)
 	fields=$($parser "$out") || status=fail
 	[[ -n "$fields" ]] || fields="0 0 0 0 0"
-	local cpu_s
+	local cpu_s client_cpu_s
 	cpu_s=$(awk -v a="$after" -v b="$before" -v hz="$CLK_TCK" 'BEGIN {printf "%.2f", (a - b) / hz}')
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$broker" "$wl" "$rep" "$status" \
+	client_cpu_s=$(awk -v t="$client_ticks" -v hz="$CLK_TCK" 'BEGIN {printf "%.2f", t / hz}')
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$broker" "$wl" "$rep" "$status" \
 		"$(echo "$fields" | tr ' ' '\t')" "$cpu_s" "$bytes" "$(peak_rss_kb)" \
-		"$(cut -d' ' -f1 /proc/loadavg)" >>"$RAW"
-	echo "bench: $broker $wl #$rep $status: $fields cpu=${cpu_s}s rss=$(peak_rss_kb)kB" >&2
+		"$(cut -d' ' -f1 /proc/loadavg)" "$client_cpu_s" >>"$RAW"
+	echo "bench: $broker $wl #$rep $status: $fields cpu=${cpu_s}s client=${client_cpu_s}s rss=$(peak_rss_kb)kB" >&2
 }
 
 # "N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max

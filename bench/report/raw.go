@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -20,6 +21,10 @@ type row struct {
 	bytes            float64
 	rssKB            float64
 	load1            float64
+	// clientCPUSeconds is the perf tool's or loadgen's CPU (with its
+	// children); rows written before workloads.sh recorded it have none.
+	clientCPUSeconds float64
+	hasClientCPU     bool
 }
 
 // cpuPerGB is broker CPU seconds per 10^9 payload bytes moved.
@@ -28,6 +33,33 @@ func (r row) cpuPerGB() float64 {
 		return 0
 	}
 	return r.cpuSeconds / (r.bytes / 1e9)
+}
+
+// clientCPUPerGB is the client's CPU seconds per 10^9 payload bytes; NaN
+// when the row has no client CPU, so that summarize leaves it out.
+func (r row) clientCPUPerGB() float64 {
+	if !r.hasClientCPU {
+		return math.NaN()
+	}
+	if r.bytes == 0 {
+		return 0
+	}
+	return r.clientCPUSeconds / (r.bytes / 1e9)
+}
+
+// totalCPUPerGB is broker and client CPU together per 10^9 payload bytes:
+// what the run cost the machine.
+func (r row) totalCPUPerGB() float64 {
+	return r.cpuPerGB() + r.clientCPUPerGB()
+}
+
+// clientShare is the client's fraction of the run's broker+client CPU.
+func (r row) clientShare() float64 {
+	total := r.cpuSeconds + r.clientCPUSeconds
+	if !r.hasClientCPU || total == 0 {
+		return math.NaN()
+	}
+	return r.clientCPUSeconds / total
 }
 
 func readRows(path string) ([]row, error) {
@@ -40,8 +72,9 @@ func readRows(path string) ([]row, error) {
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		c := strings.Split(sc.Text(), "\t")
-		if len(c) != 13 {
-			return nil, fmt.Errorf("%s:%d: %d columns, want 13", path, line, len(c))
+		// 13 columns: a raw file from before client_cpu_s was recorded.
+		if len(c) != 13 && len(c) != 14 {
+			return nil, fmt.Errorf("%s:%d: %d columns, want 13 or 14", path, line, len(c))
 		}
 		var nums [10]float64
 		for i, s := range c[4:] {
@@ -55,7 +88,8 @@ func readRows(path string) ([]row, error) {
 		}
 		rows = append(rows, row{broker: c[0], workload: c[1], rep: rep, ok: c[3] == "ok",
 			mbps: nums[0], rps: nums[1], p50: nums[2], p99: nums[3], p999: nums[4],
-			cpuSeconds: nums[5], bytes: nums[6], rssKB: nums[7], load1: nums[8]})
+			cpuSeconds: nums[5], bytes: nums[6], rssKB: nums[7], load1: nums[8],
+			clientCPUSeconds: nums[9], hasClientCPU: len(c) == 14})
 	}
 	return rows, sc.Err()
 }

@@ -16,8 +16,10 @@ func render(b *strings.Builder, s summary, rows []row, meta map[string]string, c
 		"per run in the raw table). The clients (JVM perf tools, loadgen) run on the same 2 "+
 		"cores as the broker, so absolute figures are low and noisy; the ratios are what to read.\n\n",
 		meta["cpus"], meta["cpu_model"], meta["mem"], meta["kernel"], meta["load_start"], meta["load_end"])
-	fmt.Fprintf(b, "Each workload ran %s times per broker (median shown), Kafka first, then kbroker, "+
-		"each broker after an unmeasured warm-up (%s × 1 KiB and 3× as many 100-byte records). "+
+	fmt.Fprintf(b, "Each workload ran %s times per broker (median shown). Both single brokers ran side by side, "+
+		"each after an unmeasured warm-up (%s × 1 KiB and 3× as many 100-byte records), and every repetition "+
+		"alternated between them: Kafka run 1, kbroker run 1, Kafka run 2, kbroker run 2, and so on. "+
+		"The cluster workload ran Kafka's three-broker cluster first, then kbroker's. "+
 		"Records per produce run: %s × 1 KiB, %s × 100 B; fixed-rate runs %s s; consume %s × 1 KiB; "+
 		"cluster runs %s × 1 KiB (after an unmeasured warm-up of %s). "+
 		"Whole run: %s s.\n\n",
@@ -37,6 +39,10 @@ func render(b *strings.Builder, s summary, rows []row, meta map[string]string, c
 	b.WriteString("## How it was measured\n\n" +
 		"- Broker CPU: utime+stime of the broker process from `/proc/<pid>/stat` before and after " +
 		"each run, divided by the payload bytes of the run (records × record size, 10^9 bytes = 1 GB).\n" +
+		"- Client CPU: utime+stime of the client (the perf tool's JVM, or bench/loadgen) and its children, " +
+		"per 10^9 payload bytes like broker CPU. The client runs inside a subshell whose " +
+		"cutime+cstime (`/proc/<pid>/stat` fields 16 and 17), read once the client has exited, " +
+		"hold the CPU of every descendant it waited for.\n" +
 		"- Peak RSS: `VmHWM` from `/proc/<pid>/status` after each run; it is reset before each run " +
 		"by writing 5 to `/proc/<pid>/clear_refs`, so it is that run's peak.\n" +
 		"- Cluster workload: CPU is summed over the three broker processes; peak RSS is the sum of " +
@@ -80,6 +86,34 @@ func renderHeadline(b *strings.Builder, s summary) {
 	}
 	b.WriteString("\ncluster-1k-acksall: 3 brokers, replication factor 3, min.insync.replicas=2, acks=all; " +
 		"its CPU and RSS are sums over the 3 broker processes (ZooKeeper, kbroker's fourth process, not included).\n\n")
+	renderWholeRunCPU(b, s)
+}
+
+// renderWholeRunCPU shows what each produce run cost the machine, broker
+// and client together: on 2 shared cores, CPU the broker does not use is
+// left to the client, so throughput is partly the client's own limit.
+func renderWholeRunCPU(b *strings.Builder, s summary) {
+	b.WriteString("**CPU of the whole run**: broker plus client (kafka-producer-perf-test's JVM, on the same cores) " +
+		"CPU seconds per GB, and the client's share of that sum; medians over the runs.\n\n" +
+		"| workload | Kafka broker+client s/GB | kbroker broker+client s/GB | ratio | Kafka client share | kbroker client share |\n" +
+		"| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, w := range workloads {
+		if !strings.HasPrefix(w.name, "produce-") {
+			continue
+		}
+		const total, share = "broker+client CPU s/GB", "client share of CPU"
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", w.name,
+			s.get(w.name, "kafka", total), s.get(w.name, "kbroker", total), ratioString(s, w.name, total),
+			percent(s.get(w.name, "kafka", share)), percent(s.get(w.name, "kbroker", share)))
+	}
+	b.WriteString("\n")
+}
+
+func percent(c cell) string {
+	if !c.ok {
+		return c.String()
+	}
+	return fmt.Sprintf("%.0f%%", 100*c.v)
 }
 
 func ratioString(s summary, workload, metricName string) string {
@@ -103,15 +137,20 @@ func renderWorkload(b *strings.Builder, s summary, name, what string) {
 }
 
 func renderRaw(b *strings.Builder, rows []row) {
-	b.WriteString("## Raw runs\n\n| broker | workload | rep | status | MB/s | records/s | p50 ms | p99 ms | p99.9 ms | CPU s | CPU s/GB | peak RSS MiB | load1 |\n" +
-		"| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("## Raw runs\n\n| broker | workload | rep | status | MB/s | records/s | p50 ms | p99 ms | p99.9 ms | " +
+		"broker CPU s | broker CPU s/GB | client CPU s | peak RSS MiB | load1 |\n" +
+		"| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range rows {
 		status := "ok"
 		if !r.ok {
 			status = "fail"
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.2f |\n",
+		client := "–"
+		if r.hasClientCPU {
+			client = num(r.clientCPUSeconds)
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.2f |\n",
 			r.broker, r.workload, r.rep, status, num(r.mbps), num(r.rps), num(r.p50), num(r.p99), num(r.p999),
-			num(r.cpuSeconds), num(r.cpuPerGB()), num(r.rssKB/1024), r.load1)
+			num(r.cpuSeconds), num(r.cpuPerGB()), client, num(r.rssKB/1024), r.load1)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // workloads in the order of issue 5, with what each one is. A cluster
@@ -25,7 +26,9 @@ var workloads = []struct {
 var brokers = []string{"kafka", "kbroker"}
 
 // metric is one figure of a workload; lowerIsBetter decides which way a
-// ratio is good.
+// ratio is good. A value of NaN means the run did not record the figure
+// (client CPU in raw files from before it was recorded) and is left out
+// of the median.
 type metric struct {
 	name          string
 	value         func(row) float64
@@ -40,13 +43,27 @@ var metrics = []metric{
 	{"p99 latency ms", func(r row) float64 { return r.p99 }, true, true},
 	{"p99.9 latency ms", func(r row) float64 { return r.p999 }, true, true},
 	{"broker CPU s/GB", row.cpuPerGB, true, false},
+	{"client CPU s/GB", row.clientCPUPerGB, true, false},
 	{"broker peak RSS MiB", func(r row) float64 { return r.rssKB / 1024 }, true, false},
 }
 
+// wholeRunMetrics are summarized like metrics but shown only in the "CPU
+// of the whole run" table under the headline: each is a per-run figure, so
+// its median is that of the runs rather than a sum of other medians.
+var wholeRunMetrics = []metric{
+	{"broker+client CPU s/GB", row.totalCPUPerGB, true, false},
+	{"client share of CPU", row.clientShare, true, false},
+}
+
+func allMetrics() []metric { return append(slices.Clone(metrics), wholeRunMetrics...) }
+
 // cell is the median of one metric for one broker and workload.
+// unrecorded marks a figure that successful runs exist for but none of
+// them recorded, which must not read as a failure.
 type cell struct {
-	v  float64
-	ok bool
+	v          float64
+	ok         bool
+	unrecorded bool
 }
 
 // summary[workload][broker][metric] plus the successful repetition counts.
@@ -73,13 +90,15 @@ func summarize(rows []row) summary {
 				}
 			}
 			s.okRep[w.name][b] = len(ok)
-			for _, m := range metrics {
+			for _, m := range allMetrics() {
 				var vs []float64
 				for _, r := range ok {
-					vs = append(vs, m.value(r))
+					if v := m.value(r); !math.IsNaN(v) {
+						vs = append(vs, v)
+					}
 				}
 				v, has := median(vs)
-				s.cells[w.name][b] = append(s.cells[w.name][b], cell{v, has})
+				s.cells[w.name][b] = append(s.cells[w.name][b], cell{v: v, ok: has, unrecorded: !has && len(ok) > 0})
 			}
 		}
 	}
@@ -87,7 +106,7 @@ func summarize(rows []row) summary {
 }
 
 func (s summary) get(workload, broker, metricName string) cell {
-	for i, m := range metrics {
+	for i, m := range allMetrics() {
 		if m.name == metricName {
 			return s.cells[workload][broker][i]
 		}
@@ -117,7 +136,10 @@ func num(v float64) string {
 }
 
 func (c cell) String() string {
-	if !c.ok {
+	switch {
+	case c.unrecorded:
+		return "–"
+	case !c.ok:
 		return "fail"
 	}
 	return num(c.v)
