@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -400,4 +401,39 @@ func TestMessageForWrongKeyClosesConnection(t *testing.T) {
 	c.send(1, apiVersionsAt(3))
 	c.expectClosed()
 	ts.waitLog(t, "response for key 3")
+}
+
+// Responses answered directly by the read loop and responses coming out
+// of Waits of random lengths, pipelined in random bursts, still leave in
+// request order with none lost or held back.
+func TestDirectAndWaitedResponsesKeepOrder(t *testing.T) {
+	h := newFakeHandler()
+	h.onHandle = func(ctx context.Context, req *Request) Response {
+		if req.CorrelationID%3 != 0 {
+			return Response{Msg: h.apiVersions(req)}
+		}
+		d := time.Duration(req.CorrelationID%7) * 100 * time.Microsecond
+		return Response{Wait: func(ctx context.Context) Response {
+			time.Sleep(d)
+			return Response{Msg: h.apiVersions(req)}
+		}}
+	}
+	ts := startServer(t, ServerConfig{}, h)
+	c := dial(t, ts.addr)
+	req := apiVersionsAt(3)
+	rng := rand.New(rand.NewPCG(1, 2))
+	next, want := int32(1), int32(1)
+	for next <= 2000 {
+		var frames []byte
+		for n := 1 + rng.IntN(5); n > 0; n-- {
+			frames = append(frames, encodeRequest(next, nil, req)...)
+			next++
+		}
+		c.write(frames)
+		for ; want < next; want++ {
+			if corr, _ := c.recv(req); corr != want {
+				t.Fatalf("got correlation id %d, want %d", corr, want)
+			}
+		}
+	}
 }

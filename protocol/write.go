@@ -52,11 +52,19 @@ func (c *conn) writeLoop() {
 			return
 		}
 		if !resp.None {
-			if err := c.writeResponse(e.req, resp); err != nil {
+			c.wmu.Lock()
+			err := c.writeResponse(e.req, resp)
+			// Decremented under wmu: a direct answer that sees zero
+			// then waits for the lock and lands after this response.
+			c.queued.Add(-1)
+			c.wmu.Unlock()
+			if err != nil {
 				c.log.Warn("closing connection: writing response failed", "api_key", e.req.Key,
 					"correlation_id", e.req.CorrelationID, "err", err)
 				return
 			}
+		} else {
+			c.queued.Add(-1)
 		}
 		if e.req != nil {
 			c.srv.frames.put(e.req.frame)
@@ -66,20 +74,28 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// flush writes out what the write loop buffered; false means the
+// connection is done.
 func (c *conn) flush() bool {
-	if c.bw.Buffered() == 0 {
-		return true
-	}
-	if err := c.setWriteDeadline(); err != nil {
-		return false
-	}
-	if err := c.bw.Flush(); err != nil {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.flushLocked(); err != nil {
 		if c.ctx.Err() == nil {
 			c.log.Warn("closing connection: write failed", "err", err)
 		}
 		return false
 	}
 	return true
+}
+
+func (c *conn) flushLocked() error {
+	if c.bw.Buffered() == 0 {
+		return nil
+	}
+	if err := c.setWriteDeadline(); err != nil {
+		return err
+	}
+	return c.bw.Flush()
 }
 
 func (c *conn) setWriteDeadline() error {
@@ -90,7 +106,8 @@ const maxRetainedEncodeBuf = 1 << 20
 
 var errEmptyResponse = errors.New("handler returned a Response with no Msg, Frame, Wait, None or Close")
 
-// writeResponse buffers (Msg) or writes (Frame) one response.
+// writeResponse buffers (Msg) or writes (Frame) one response; the caller
+// holds wmu.
 func (c *conn) writeResponse(req *Request, resp Response) error {
 	// ApiVersions responses keep header v0 at every version so a client
 	// that guessed a version too new can still read the answer (KIP-511).
@@ -134,8 +151,8 @@ func (c *conn) writeFrame(req *Request, f Frame, headerV1 bool) error {
 	if _, err := c.bw.Write(b); err != nil {
 		return err
 	}
-	if !c.flush() {
-		return errors.New("flush failed")
+	if err := c.flushLocked(); err != nil {
+		return err
 	}
 	if err := c.setWriteDeadline(); err != nil {
 		return err
