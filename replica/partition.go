@@ -40,6 +40,10 @@ type Partition struct {
 	leaderState   *LeaderState
 	followerState *FollowerState
 	changed       chan struct{}
+	// watchers are poked (never blocked on) at every change: a fetch
+	// waiting on several partitions registers one channel with each rather
+	// than selecting on every Changed channel through a goroutine apiece.
+	watchers map[chan<- struct{}]struct{}
 }
 
 // Options are what a partition's replication rules read.
@@ -202,6 +206,31 @@ func (p *Partition) highWatermarkMovedLocked() {
 func (p *Partition) wakeLocked() {
 	close(p.changed)
 	p.changed = make(chan struct{})
+	for ch := range p.watchers {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Watch has ch receive a value (if it has room) at every later change, the
+// same moments Changed's channels close, until Unwatch. A buffer of one is
+// enough: a waiter re-reads everything it watches when woken.
+func (p *Partition) Watch(ch chan<- struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.watchers == nil {
+		p.watchers = make(map[chan<- struct{}]struct{})
+	}
+	p.watchers[ch] = struct{}{}
+}
+
+// Unwatch undoes Watch.
+func (p *Partition) Unwatch(ch chan<- struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.watchers, ch)
 }
 
 // Attached returns the partition's attached state, creating it with init

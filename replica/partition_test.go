@@ -84,3 +84,33 @@ func TestAttachedIsCreatedOnce(t *testing.T) {
 		t.Fatalf("init called %d times, same value %v", calls, a == b)
 	}
 }
+
+// One watch channel hears every partition it is registered with, without
+// blocking the appender when nobody drains it, and nothing after Unwatch.
+func TestWatchPokesWithoutBlocking(t *testing.T) {
+	a := NewLeader("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0)
+	b := NewLeader("t", 1, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0)
+	wake := make(chan struct{}, 1)
+	a.Watch(wake)
+	b.Watch(wake)
+	appendOne(t, b, 1)
+	appendOne(t, a, 1) // the buffer is full: must not block
+	select {
+	case <-wake:
+	default:
+		t.Fatal("an append to a watched partition must poke the channel")
+	}
+	a.Unwatch(wake)
+	appendOne(t, a, 1)
+	select {
+	case <-wake:
+		t.Fatal("poked after Unwatch")
+	default:
+	}
+	appendOne(t, b, 1)
+	select {
+	case <-wake:
+	default:
+		t.Fatal("the other partition's watch must still poke")
+	}
+}

@@ -180,39 +180,25 @@ func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart
 func (f *fetchPlan) waitForData(ctx context.Context, maxWait time.Duration) {
 	timer := time.NewTimer(maxWait)
 	defer timer.Stop()
-	for {
-		stop := make(chan struct{})
-		wake := make(chan struct{}, 1)
-		for _, fp := range f.parts {
-			if fp.p == nil {
-				continue
-			}
-			changed := fp.p.Changed()
-			go func() {
-				select {
-				case <-changed:
-					select {
-					case wake <- struct{}{}:
-					default:
-					}
-				case <-stop:
-				}
-			}()
+	// Watching before the first read: a change after it pokes wake, so
+	// nothing that lands between a read and the select is missed.
+	wake := make(chan struct{}, 1)
+	for _, fp := range f.parts {
+		if fp.p != nil {
+			fp.p.Watch(wake)
+			defer fp.p.Unwatch(wake)
 		}
-		// Data may have arrived between the last read and arming.
+	}
+	for {
 		n := f.read()
 		if n >= f.minBytes || f.anyError() {
-			close(stop)
 			return
 		}
 		select {
 		case <-wake:
-			close(stop)
 		case <-timer.C:
-			close(stop)
 			return
 		case <-ctx.Done():
-			close(stop)
 			return
 		}
 	}
