@@ -141,13 +141,15 @@ produce_run() {
 	delete_topic "$topic"
 }
 
-# profile_kbroker NAME SECONDS: a CPU profile from kbroker's pprof endpoint in
-# the background, saved for bench/report.
+# profile_kbroker BROKER NAME SECONDS [DELAY]: a CPU profile from kbroker's
+# pprof endpoint in the background, DELAY (3) seconds from now, saved for
+# bench/report.
 profile_kbroker() {
 	[[ "$1" == kbroker ]] || return 0
 	# Start after the perf tool's JVM is up and the topic exists, so the
-	# profile shows the workload rather than topic creation.
-	(sleep 3 && curl -sf -m $(($3 + 15)) -o "$RUN/profile-$2.pprof" \
+	# profile shows the workload rather than topic creation; a consume run
+	# is over in a few seconds, so it starts sooner.
+	(sleep "${4:-3}" && curl -sf -m $(($3 + 15)) -o "$RUN/profile-$2.pprof" \
 		"http://$METRICS/debug/pprof/profile?seconds=$3") &
 	PROFILE_PID=$!
 }
@@ -265,7 +267,7 @@ run_workloads() {
 	for rep in $(seq 1 "$REPS"); do
 		for broker in "${brokers[@]}"; do
 			use_broker "$broker"
-			[[ $rep == 1 ]] && profile_kbroker "$broker" consume "$PROFILE_SECONDS_CONSUME"
+			[[ $rep == 1 ]] && profile_kbroker "$broker" consume "$PROFILE_SECONDS_CONSUME" 1
 			measure "$broker" consume-2gib "$rep" $((1024 * CONSUME_RECORDS)) parse_consumer_perf \
 				"$TOOLS/kafka-consumer-perf-test" --bootstrap-server "$BOOTSTRAP" --topic consume \
 				--num-records "$CONSUME_RECORDS" --group "bench-$rep" --timeout 60000
