@@ -8,6 +8,8 @@
 // DIR holds raw.tsv (one row per measured run, written by
 // bench/workloads.sh), meta.txt (key=value lines), commands.txt and
 // profile-*.top (`go tool pprof -top` output). A workload where every
-// repetition failed shows "fail" rather than a number; medians use only the
-// repetitions that succeeded, and the count is shown.
+// repetition failed shows "fail" rather than a number; one with no row at
+// all (skipped, like the cluster with CLUSTER_RECORDS=0) is left out of the
+// headline and targets tables. Medians use only the repetitions that
+// succeeded, and the count is shown.
 package main

@@ -62,6 +62,18 @@ func (r row) clientShare() float64 {
 	return r.clientCPUSeconds / total
 }
 
+// busyCores is the run's broker and client CPU seconds per second of the
+// run, the second taken as payload bytes over the tool's own MB/s, which
+// kafka-producer-perf-test, kafka-consumer-perf-test and bench/loadgen all
+// count in 2^20 bytes. NaN without client CPU or a rate.
+func (r row) busyCores() float64 {
+	if !r.hasClientCPU || r.mbps <= 0 || r.bytes <= 0 {
+		return math.NaN()
+	}
+	wall := r.bytes / (r.mbps * (1 << 20))
+	return (r.cpuSeconds + r.clientCPUSeconds) / wall
+}
+
 func readRows(path string) ([]row, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -27,6 +27,7 @@ func render(b *strings.Builder, s summary, rows []row, meta map[string]string, c
 		meta["latency_seconds"], meta["consume_records"], meta["cluster_records"], meta["cluster_warmup_records"], meta["duration_s"])
 
 	renderHeadline(b, s)
+	renderWholeRunCPU(b, s, meta["cpus"])
 	renderTargets(b, s)
 	for _, w := range workloads {
 		renderWorkload(b, s, w.name, w.what)
@@ -74,6 +75,9 @@ func renderHeadline(b *strings.Builder, s summary) {
 		"| workload | Kafka MB/s | kbroker MB/s | ratio | Kafka p99 ms | kbroker p99 ms | ratio | Kafka CPU s/GB | kbroker CPU s/GB | ratio | Kafka RSS MiB | kbroker RSS MiB | ratio |\n" +
 		"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, w := range workloads {
+		if !s.ran(w.name) {
+			continue
+		}
 		fmt.Fprintf(b, "| %s |", w.name)
 		for _, m := range []string{"MB/s", "p99 latency ms", "broker CPU s/GB", "broker peak RSS MiB"} {
 			if m == "p99 latency ms" && w.name == "consume-2gib" {
@@ -84,29 +88,55 @@ func renderHeadline(b *strings.Builder, s summary) {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\ncluster-1k-acksall: 3 brokers, replication factor 3, min.insync.replicas=2, acks=all; " +
-		"its CPU and RSS are sums over the 3 broker processes (ZooKeeper, kbroker's fourth process, not included).\n\n")
-	renderWholeRunCPU(b, s)
+	b.WriteString("\n")
+	if s.ran("cluster-1k-acksall") {
+		b.WriteString("cluster-1k-acksall: 3 brokers, replication factor 3, min.insync.replicas=2, acks=all; " +
+			"its CPU and RSS are sums over the 3 broker processes (ZooKeeper, kbroker's fourth process, not included).\n\n")
+	}
 }
 
 // renderWholeRunCPU shows what each produce run cost the machine, broker
 // and client together: on 2 shared cores, CPU the broker does not use is
 // left to the client, so throughput is partly the client's own limit.
-func renderWholeRunCPU(b *strings.Builder, s summary) {
-	b.WriteString("**CPU of the whole run**: broker plus client (kafka-producer-perf-test's JVM, on the same cores) " +
-		"CPU seconds per GB, and the client's share of that sum; medians over the runs.\n\n" +
-		"| workload | Kafka broker+client s/GB | kbroker broker+client s/GB | ratio | Kafka client share | kbroker client share |\n" +
-		"| --- | ---: | ---: | ---: | ---: | ---: |\n")
+func renderWholeRunCPU(b *strings.Builder, s summary, cpus string) {
+	outOf, near := "the machine's CPUs", "the CPU count"
+	if cpus != "" {
+		outOf, near = cpus+" CPUs", cpus
+	}
+	fmt.Fprintf(b, "**CPU of the whole run**: broker plus client (kafka-producer-perf-test's JVM, on the same cores) "+
+		"CPU seconds per GB, and the client's share of that sum; medians over the runs. "+
+		"Busy cores: broker plus client CPU seconds per second of the run (payload bytes over the tool's MB/s), "+
+		"out of %s; the client's CPU includes its JVM start-up, which the tool's time leaves out, so busy cores read a little high. "+
+		"Ratio bound: Kafka's broker+client s/GB over kbroker's client s/GB. When the runs are CPU-bound "+
+		"(busy cores near %s), it is the kbroker/Kafka throughput ratio kbroker would reach if the broker itself used no CPU, "+
+		"since the client's CPU per GB then bounds it.\n\n"+
+		"| workload | Kafka broker+client s/GB | kbroker broker+client s/GB | ratio | Kafka client share | kbroker client share "+
+		"| busy cores, Kafka run | busy cores, kbroker run | ratio bound |\n"+
+		"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n", outOf, near)
 	for _, w := range workloads {
-		if !strings.HasPrefix(w.name, "produce-") {
+		if !strings.HasPrefix(w.name, "produce-") || !s.ran(w.name) {
 			continue
 		}
-		const total, share = "broker+client CPU s/GB", "client share of CPU"
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", w.name,
+		const total, share, busy = "broker+client CPU s/GB", "client share of CPU", "busy cores"
+		bound := "–"
+		if r, ok := s.ratioBound(w.name); ok {
+			bound = fmt.Sprintf("%.2f×", r)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w.name,
 			s.get(w.name, "kafka", total), s.get(w.name, "kbroker", total), ratioString(s, w.name, total),
-			percent(s.get(w.name, "kafka", share)), percent(s.get(w.name, "kbroker", share)))
+			percent(s.get(w.name, "kafka", share)), percent(s.get(w.name, "kbroker", share)),
+			cores(s.get(w.name, "kafka", busy)), cores(s.get(w.name, "kbroker", busy)), bound)
 	}
 	b.WriteString("\n")
+}
+
+// cores keeps two decimals whatever the size, unlike num, so that the
+// column reads evenly against the CPU count.
+func cores(c cell) string {
+	if !c.ok {
+		return c.String()
+	}
+	return fmt.Sprintf("%.2f", c.v)
 }
 
 func percent(c cell) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,8 +86,8 @@ func TestClientCPU(t *testing.T) {
 	for _, want := range []string{
 		"| client CPU s/GB | 6.00 | 3.00 | 0.50× |\n",
 		"| client CPU s/GB | – | – | – |\n",
-		"| produce-1k-acks1 | 8.00 | 4.00 | 0.50× | 75% | 75% |\n",
-		"| produce-1k-acksall | – | – | – | – | – |\n",
+		"| produce-1k-acks1 | 8.00 | 4.00 | 0.50× | 75% | 75% | 0.84 | 0.42 | 2.67× |\n",
+		"| produce-1k-acksall | – | – | – | – | – | – | – | – |\n",
 		"| kafka | produce-1k-acks1 | 1 | ok | 100.0 | 1000 | 1.00 | 10.00 | 3.00 | 2.00 | 2.00 | 6.00 | 400.0 | 0.50 |\n",
 		"| kafka | produce-1k-acksall | 1 | ok | 100.0 | 1000 | 1.00 | 10.00 | 3.00 | 2.00 | 2.00 | – | 400.0 | 0.50 |\n",
 	} {
@@ -200,5 +201,130 @@ func TestClusterWorkloadKeptOutOfSingleBrokerRSS(t *testing.T) {
 	render(&b, s, rows, map[string]string{}, "")
 	if strings.Contains(b.String(), "## Not measured") {
 		t.Error("cluster measured but reported as not measured")
+	}
+}
+
+// section is the text of a report from the heading start up to the next
+// "## " heading.
+func section(t *testing.T, out, start string) string {
+	t.Helper()
+	i := strings.Index(out, start)
+	if i < 0 {
+		t.Fatalf("report lacks %q:\n%s", start, out)
+	}
+	rest := out[i+len(start):]
+	if j := strings.Index(rest, "\n## "); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
+
+// Busy cores come from each run's own bytes and MB/s (2^20 bytes a MB, as
+// the tools count), the ratio bound from the medians of Kafka's
+// broker+client and kbroker's client CPU per GB, and the bound is noted
+// under the targets only for a produce throughput target that was missed.
+func TestBusyCoresAndRatioBound(t *testing.T) {
+	const mib1000 = "1048576000" // 10 s at 100 MB/s
+	rows := writeRaw(t,
+		withClientCPU(rawLine("kafka", "produce-1k-acks1", "1", "ok", "100", "10", "4", mib1000, "409600"), "12"),
+		withClientCPU(rawLine("kafka", "produce-1k-acks1", "2", "ok", "100", "10", "4", mib1000, "409600"), "14"),
+		withClientCPU(rawLine("kafka", "produce-1k-acks1", "3", "ok", "100", "10", "4", mib1000, "409600"), "10"),
+		withClientCPU(rawLine("kbroker", "produce-1k-acks1", "1", "ok", "125", "10", "2", mib1000, "20480"), "10"),
+		// Met (2×): no note even though its bound is known.
+		withClientCPU(rawLine("kafka", "produce-1k-acksall", "1", "ok", "100", "10", "4", mib1000, "409600"), "12"),
+		withClientCPU(rawLine("kbroker", "produce-1k-acksall", "1", "ok", "200", "10", "2", mib1000, "20480"), "10"),
+		// Missed, but no client CPU recorded: no bound, no note.
+		rawLine("kafka", "produce-100b-acks1", "1", "ok", "100", "10", "4", mib1000, "409600"),
+		rawLine("kbroker", "produce-100b-acks1", "1", "ok", "110", "10", "2", mib1000, "20480"),
+	)
+	s := summarize(rows)
+	// Kafka's runs: (4+12)/10, (4+14)/10, (4+10)/10 cores; kbroker's (2+10)/8.
+	if c := s.get("produce-1k-acks1", "kafka", "busy cores"); !c.ok || math.Abs(c.v-1.6) > 1e-9 {
+		t.Errorf("kafka busy cores = %+v, want 1.6", c)
+	}
+	if c := s.get("produce-1k-acks1", "kbroker", "busy cores"); !c.ok || math.Abs(c.v-1.5) > 1e-9 {
+		t.Errorf("kbroker busy cores = %+v, want 1.5", c)
+	}
+	// 16 s over 10 s of client CPU for the same bytes.
+	if r, ok := s.ratioBound("produce-1k-acks1"); !ok || math.Abs(r-1.6) > 1e-9 {
+		t.Errorf("ratio bound = %v %v, want 1.6", r, ok)
+	}
+	if _, ok := s.ratioBound("produce-100b-acks1"); ok {
+		t.Error("ratio bound without client CPU reported ok")
+	}
+	if c := s.get("produce-100b-acks1", "kafka", "busy cores"); c.ok || !c.unrecorded {
+		t.Errorf("busy cores without client CPU = %+v, want unrecorded", c)
+	}
+
+	var b strings.Builder
+	render(&b, s, rows, map[string]string{"cpus": "2"}, "")
+	out := b.String()
+	head := section(t, out, "## Headline")
+	for _, want := range []string{
+		"out of 2 CPUs",
+		"busy cores near 2)",
+		"| busy cores, Kafka run | busy cores, kbroker run | ratio bound |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+		"| produce-1k-acks1 | 15.26 | 11.44 | 0.75× | 75% | 83% | 1.60 | 1.50 | 1.60× |\n",
+		"| produce-100b-acks1 | – | – | – | – | – | – | – | – |\n",
+	} {
+		if !strings.Contains(head, want) {
+			t.Errorf("headline section lacks %q:\n%s", want, head)
+		}
+	}
+	targets := section(t, out, "## Issue 5 targets")
+	note := "- produce-1k-acks1: bound 1.60× with the client's own CPU (see CPU of the whole run)\n"
+	if !strings.Contains(targets, "| produce throughput ≥ 1.5× Kafka | produce-1k-acks1 | 1.25× | **no** |\n") ||
+		!strings.Contains(targets, "|\n\n"+note) {
+		t.Errorf("targets lack the missed target and its note after the table:\n%s", targets)
+	}
+	if strings.Count(targets, "bound") != 1 {
+		t.Errorf("targets note a bound other than produce-1k-acks1's:\n%s", targets)
+	}
+}
+
+// A workload with no row at all (the cluster with CLUSTER_RECORDS=0) is left
+// out of the headline, whole-run and targets tables; one whose runs all
+// failed still shows "fail".
+func TestSkippedWorkloadOmitted(t *testing.T) {
+	lines := []string{
+		withClientCPU(rawLine("kafka", "produce-1k-acks1", "1", "ok", "100", "10", "2", "1000000000", "409600"), "6"),
+		withClientCPU(rawLine("kbroker", "produce-1k-acks1", "1", "ok", "100", "10", "1", "1000000000", "20480"), "3"),
+		withClientCPU(rawLine("kafka", "consume-2gib", "1", "fail", "0", "0", "0", "1000000000", "409600"), "1"),
+		withClientCPU(rawLine("kbroker", "consume-2gib", "1", "fail", "0", "0", "0", "1000000000", "20480"), "1"),
+	}
+	rows := writeRaw(t, lines...)
+	var b strings.Builder
+	render(&b, summarize(rows), rows, map[string]string{}, "")
+	out := b.String()
+	head, targets := section(t, out, "## Headline"), section(t, out, "## Issue 5 targets")
+	if !strings.Contains(head, "| consume-2gib | fail | fail | – | – | – | – | fail | fail | – | fail | fail | – |\n") {
+		t.Errorf("failed workload not shown as fail in the headline:\n%s", head)
+	}
+	if !strings.Contains(targets, "| consume throughput ≥ Kafka | consume-2gib | – | no figure |\n") {
+		t.Errorf("failed workload missing from the targets:\n%s", targets)
+	}
+	for _, name := range []string{"cluster-1k-acksall", "e2e-latency", "produce-1k-acksall", "produce-100b-acks1"} {
+		if strings.Contains(head, name) || strings.Contains(targets, name) {
+			t.Errorf("%s has no rows but is in the headline or targets:\n%s\n%s", name, head, targets)
+		}
+	}
+	if !strings.Contains(out, "## Not measured") {
+		t.Error("skipped cluster not explained under Not measured")
+	}
+
+	// The cluster ran and every run failed: it stays, as failed.
+	lines = append(lines,
+		rawLine("kafka", "cluster-1k-acksall", "1", "fail", "0", "0", "0", "1000000000", "3145728"),
+		rawLine("kbroker", "cluster-1k-acksall", "1", "fail", "0", "0", "0", "1000000000", "2097152"))
+	rows = writeRaw(t, lines...)
+	b.Reset()
+	render(&b, summarize(rows), rows, map[string]string{}, "")
+	out = b.String()
+	head, targets = section(t, out, "## Headline"), section(t, out, "## Issue 5 targets")
+	if !strings.Contains(head, "| cluster-1k-acksall | fail | fail | – |") || !strings.Contains(head, "\ncluster-1k-acksall: 3 brokers") {
+		t.Errorf("failed cluster not shown as fail in the headline:\n%s", head)
+	}
+	if !strings.Contains(targets, "| cluster mode, 3 brokers rf 3 | cluster-1k-acksall | – | not measured |\n") {
+		t.Errorf("failed cluster missing from the targets:\n%s", targets)
 	}
 }

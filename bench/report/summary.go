@@ -53,6 +53,7 @@ var metrics = []metric{
 var wholeRunMetrics = []metric{
 	{"broker+client CPU s/GB", row.totalCPUPerGB, true, false},
 	{"client share of CPU", row.clientShare, true, false},
+	{"busy cores", row.busyCores, true, false},
 }
 
 func allMetrics() []metric { return append(slices.Clone(metrics), wholeRunMetrics...) }
@@ -122,6 +123,30 @@ func (s summary) ratio(workload, metricName string) (float64, bool) {
 		return 0, false
 	}
 	return kb.v / k.v, true
+}
+
+// ratioBound is Kafka's broker+client CPU per GB over kbroker's client CPU
+// per GB. When both runs are CPU-bound, throughput is the cores over the CPU
+// per GB, so a kbroker whose broker took no CPU at all would still be held
+// to this many times Kafka's throughput by its client alone.
+func (s summary) ratioBound(workload string) (float64, bool) {
+	k, kb := s.get(workload, "kafka", "broker+client CPU s/GB"), s.get(workload, "kbroker", "client CPU s/GB")
+	if !k.ok || !kb.ok || kb.v == 0 {
+		return 0, false
+	}
+	return k.v / kb.v, true
+}
+
+// ran reports whether raw.tsv has any row of the workload, failed or not:
+// a workload the run skipped (the cluster with CLUSTER_RECORDS=0) is left
+// out of the summary tables rather than shown as failed.
+func (s summary) ran(workload string) bool {
+	for _, b := range brokers {
+		if s.reps[workload][b] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func num(v float64) string {
