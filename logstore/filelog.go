@@ -263,12 +263,18 @@ func (l *FileLog) flushUpTo(offset int64) error {
 		return nil
 	}
 	var todo []*segment
+	var werr error
 	for _, s := range l.segments {
 		if s.nextOffset > l.recoveryPoint && s.baseOffset < offset {
 			todo = append(todo, s)
+			// Under the lock: appends add index entries.
+			werr = errors.Join(werr, s.writeIndexes())
 		}
 	}
 	l.mu.RUnlock()
+	if werr != nil {
+		return werr
+	}
 	for _, s := range todo {
 		if err := s.flush(); err != nil && !errors.Is(err, os.ErrClosed) {
 			return err
@@ -311,7 +317,7 @@ func (l *FileLog) Close() error {
 		errs = append(errs, err)
 	}
 	for _, s := range l.segments {
-		errs = append(errs, s.flush())
+		errs = append(errs, s.writeIndexes(), s.flush())
 	}
 	if len(errs) == 0 || errors.Join(errs...) == nil {
 		l.recoveryPoint = l.logEndOffset()

@@ -100,6 +100,13 @@ func (l *FileLog) load(opts FileLogOptions) error {
 		l.segments = []*segment{s}
 	}
 	l.logStartOffset = max(lso, l.segments[0].baseOffset)
+	// Recovered segments rebuilt their indexes in memory; write them now
+	// rather than at the first flush.
+	for _, s := range l.segments {
+		if err := s.writeIndexes(); err != nil {
+			return err
+		}
+	}
 	if err := l.active().makeActive(); err != nil {
 		return err
 	}

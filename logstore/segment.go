@@ -122,8 +122,8 @@ func (s *segment) makeInactive() error {
 }
 
 func (s *segment) resetIndexes() error {
-	s.index.rel, s.index.pos = nil, nil
-	s.timeIndex.ts, s.timeIndex.rel = nil, nil
+	s.index.rel, s.index.pos, s.index.written = nil, nil, 0
+	s.timeIndex.ts, s.timeIndex.rel, s.timeIndex.written = nil, nil, 0
 	s.bytesSinceIndex = 0
 	if err := s.index.f.Truncate(0); err != nil {
 		return err
@@ -232,7 +232,7 @@ func (s *segment) load(indexInterval int64) (ok bool, err error) {
 	if !ok {
 		return false, nil
 	}
-	s.index.rel, s.index.pos = rel, pos
+	s.index.rel, s.index.pos, s.index.written = rel, pos, len(rel)
 	// Walk the tail after the last index entry to find the next offset.
 	start := int64(0)
 	if n := len(pos); n > 0 {
@@ -267,7 +267,7 @@ func (s *segment) load(indexInterval int64) (ok bool, err error) {
 	if !ok {
 		return false, nil
 	}
-	s.timeIndex.ts, s.timeIndex.rel = ts, trel
+	s.timeIndex.ts, s.timeIndex.rel, s.timeIndex.written = ts, trel, len(ts)
 	if n := len(ts); n > 0 {
 		s.maxTimestamp, s.offsetOfMaxTimestamp = ts[n-1], s.baseOffset+int64(trel[n-1])
 	}
@@ -364,6 +364,13 @@ func (s *segment) positionOf(offset int64) (int64, error) {
 	}
 }
 
+// writeIndexes writes the index entries held back (offsetIndex); the
+// caller holds the log's lock, shared or exclusive.
+func (s *segment) writeIndexes() error {
+	return errors.Join(s.index.writePending(), s.timeIndex.writePending())
+}
+
+// flush syncs the segment's files; writeIndexes comes first.
 func (s *segment) flush() error {
 	if err := s.log.Sync(); err != nil {
 		return err
