@@ -189,8 +189,25 @@ use_broker() {
 	BOOTSTRAP=${BOOTSTRAP_BY_NAME[$1]}
 }
 
+# rep_order REP BROKER...: the brokers in the order repetition REP runs
+# them: as given for odd repetitions, reversed for even ones, so neither
+# broker always runs right after the other (whose deleted topic's pages, for
+# one, the kernel is still freeing: kbroker deletes files at once, Kafka
+# after file.delete.delay.ms).
+rep_order() {
+	local rep=$1
+	shift
+	if ((rep % 2)); then
+		echo "$@"
+	else
+		local i out=()
+		for ((i = $#; i >= 1; i--)); do out+=("${!i}"); done
+		echo "${out[@]}"
+	fi
+}
+
 # run_workloads BROKER...: every workload, each repetition run once per
-# broker in turn (Kafka, kbroker, Kafka, ...). Alternating rather than
+# broker in turn (Kafka, kbroker, then kbroker, Kafka, ...). Alternating rather than
 # running one broker's whole series and then the other's puts both under
 # the same conditions: on this shared VM the cost of writing to the page
 # cache drifts over minutes (fresh guest pages cost several times more
@@ -217,7 +234,7 @@ run_workloads() {
 		local count=$RECORDS_1K
 		[[ $size == 100 ]] && count=$RECORDS_100
 		for rep in $(seq 1 "$REPS"); do
-			for broker in "${brokers[@]}"; do
+			for broker in $(rep_order "$rep" "${brokers[@]}"); do
 				use_broker "$broker"
 				[[ $rep == 1 && $acks == 1 ]] && profile_kbroker "$broker" "$wl" "$PROFILE_SECONDS"
 				produce_run "$broker" "$wl" "$rep" "$size" "$acks" "$count"
@@ -235,7 +252,7 @@ run_workloads() {
 		echo "latency_rate=$LATENCY_RATE" >>"$RUN/meta.txt"
 	fi
 	for rep in $(seq 1 "$REPS"); do
-		for broker in "${brokers[@]}"; do
+		for broker in $(rep_order "$rep" "${brokers[@]}"); do
 			use_broker "$broker"
 			local topic="latency-$rep"
 			create_topic "$topic"
@@ -265,7 +282,7 @@ run_workloads() {
 		echo "bench: $broker consume fill: $(parse_producer_perf "$RUN/$broker-consume-fill.out")" >&2
 	done
 	for rep in $(seq 1 "$REPS"); do
-		for broker in "${brokers[@]}"; do
+		for broker in $(rep_order "$rep" "${brokers[@]}"); do
 			use_broker "$broker"
 			[[ $rep == 1 ]] && profile_kbroker "$broker" consume "$PROFILE_SECONDS_CONSUME" 1
 			measure "$broker" consume-2gib "$rep" $((1024 * CONSUME_RECORDS)) parse_consumer_perf \

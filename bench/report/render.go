@@ -18,7 +18,8 @@ func render(b *strings.Builder, s summary, rows []row, meta map[string]string, c
 		meta["cpus"], meta["cpu_model"], meta["mem"], meta["kernel"], meta["load_start"], meta["load_end"])
 	fmt.Fprintf(b, "Each workload ran %s times per broker (median shown). Both single brokers ran side by side, "+
 		"each after an unmeasured warm-up (%s × 1 KiB and 3× as many 100-byte records), and every repetition "+
-		"alternated between them: Kafka run 1, kbroker run 1, Kafka run 2, kbroker run 2, and so on. "+
+		"alternated between them, the order reversed every other repetition: Kafka run 1, kbroker run 1, "+
+		"kbroker run 2, Kafka run 2, Kafka run 3, kbroker run 3. "+
 		"The cluster workload ran Kafka's three-broker cluster first, then kbroker's. "+
 		"Records per produce run: %s × 1 KiB, %s × 100 B; fixed-rate runs %s s; consume %s × 1 KiB; "+
 		"cluster runs %s × 1 KiB (after an unmeasured warm-up of %s). "+
