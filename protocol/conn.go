@@ -55,8 +55,9 @@ type conn struct {
 	// response left.
 	slots chan struct{}
 	// queue carries requests to the write loop in request order.
-	queue chan *inflight
-	waits sync.WaitGroup
+	queue    chan *inflight
+	waits    sync.WaitGroup
+	counters connCounters
 	// lastActive is the UnixNano of the last frame read or written, for
 	// connections.max.idle.ms.
 	lastActive atomic.Int64
@@ -76,6 +77,7 @@ func newConn(s *Server, parent context.Context, nc net.Conn, info *ConnInfo) *co
 		slots:  make(chan struct{}, s.cfg.MaxInFlightPerConn),
 		queue:  make(chan *inflight, s.cfg.MaxInFlightPerConn),
 	}
+	c.counters = s.metrics.forListener(info.Listener)
 	c.touch()
 	return c
 }
@@ -339,7 +341,7 @@ func (c *conn) readFrame() (frame []byte, pf *pooledFrame, err error) {
 		}
 		return nil, nil, err
 	}
-	c.srv.metrics.in(c.info.Listener, 4+int(size))
+	c.counters.addIn(4 + int(size))
 	c.touch()
 	return frame, pf, nil
 }

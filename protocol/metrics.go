@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,7 +15,14 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	bytesIn  *prometheus.CounterVec
 	bytesOut *prometheus.CounterVec
+	// byKey caches requests' child per api key: WithLabelValues hashes the
+	// label and takes the vector's lock, once per request otherwise, on
+	// every connection at once.
+	byKey [maxCachedKey + 1]atomic.Pointer[prometheus.Counter]
 }
+
+// maxCachedKey bounds byKey; keys above it (none today) take the slow path.
+const maxCachedKey = 127
 
 // newMetrics returns counters registered on reg, or nil counters (no-ops)
 // when reg is nil. A second Server on the same registry shares the
@@ -54,19 +62,41 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 }
 
 func (m *metrics) request(key int16) {
-	if m != nil {
+	if m == nil {
+		return
+	}
+	if key < 0 || key > maxCachedKey {
 		m.requests.WithLabelValues(kmsg.NameForKey(key)).Inc()
+		return
+	}
+	c := m.byKey[key].Load()
+	if c == nil {
+		// Racing first requests may both resolve it: the same child.
+		child := m.requests.WithLabelValues(kmsg.NameForKey(key))
+		c = &child
+		m.byKey[key].Store(c)
+	}
+	(*c).Inc()
+}
+
+// connCounters are one connection's byte counters, resolved once.
+type connCounters struct{ in, out prometheus.Counter }
+
+func (m *metrics) forListener(listener string) connCounters {
+	if m == nil {
+		return connCounters{}
+	}
+	return connCounters{m.bytesIn.WithLabelValues(listener), m.bytesOut.WithLabelValues(listener)}
+}
+
+func (c connCounters) addIn(n int) {
+	if c.in != nil {
+		c.in.Add(float64(n))
 	}
 }
 
-func (m *metrics) in(listener string, n int) {
-	if m != nil {
-		m.bytesIn.WithLabelValues(listener).Add(float64(n))
-	}
-}
-
-func (m *metrics) out(listener string, n int) {
-	if m != nil {
-		m.bytesOut.WithLabelValues(listener).Add(float64(n))
+func (c connCounters) addOut(n int) {
+	if c.out != nil {
+		c.out.Add(float64(n))
 	}
 }

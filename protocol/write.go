@@ -132,7 +132,7 @@ func (c *conn) writeResponse(req *Request, resp Response) error {
 		} else {
 			c.wbuf = nil
 		}
-		c.srv.metrics.out(c.info.Listener, len(b))
+		c.counters.addOut(len(b))
 	case resp.Frame != nil:
 		return c.writeFrame(req, resp.Frame, headerV1)
 	default:
@@ -158,7 +158,7 @@ func (c *conn) writeFrame(req *Request, f Frame, headerV1 bool) error {
 		return err
 	}
 	n, err := f.WriteTo(c.nc)
-	c.srv.metrics.out(c.info.Listener, len(b)+int(n))
+	c.counters.addOut(len(b) + int(n))
 	if err != nil {
 		return err
 	}

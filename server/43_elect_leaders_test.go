@@ -144,6 +144,7 @@ func clusterBroker(control ClusterControl, states map[string][]PartitionState) *
 		t := &Topic{Name: name, ID: [16]byte{i}, States: ss}
 		b.topics[name], b.topicsByID[t.ID] = t, t
 	}
+	b.publishTopicsLocked()
 	return b
 }
 
@@ -202,6 +203,7 @@ func TestElectLeadersCluster(t *testing.T) {
 			tt.States = append([]PartitionState(nil), tt.States...)
 			tt.States[1].Leader = 2
 			b.topics["orders"] = &tt
+			b.publishTopicsLocked()
 			b.mu.Unlock()
 			return map[TopicPartition]error{
 				{"orders", 0}: kerr.ElectionNotNeeded,

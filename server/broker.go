@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,6 +35,8 @@ type Broker struct {
 	mu         sync.RWMutex
 	topics     map[string]*Topic
 	topicsByID map[[16]byte]*Topic
+	// topicsSnap is what topic and topicByID read (publishTopicsLocked).
+	topicsSnap atomic.Pointer[topicSnapshot]
 
 	// cluster is nil for a standalone broker.
 	cluster *clusterState
@@ -67,6 +70,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		bound:      map[string]*net.TCPAddr{},
 		now:        time.Now,
 	}
+	b.publishTopicsLocked()
 	b.metrics = newBrokerMetrics(b)
 	if err := reg.Register(b.metrics); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -140,8 +144,11 @@ func (b *Broker) loadTopics() error {
 		if err := b.openPartitions(t, 0, r.Partitions); err != nil {
 			return err
 		}
+		b.mu.Lock()
 		b.topics[t.Name] = t
 		b.topicsByID[t.ID] = t
+		b.publishTopicsLocked()
+		b.mu.Unlock()
 	}
 	for _, pl := range b.logs.All() {
 		t := b.topics[pl.Topic]

@@ -191,6 +191,7 @@ func (b *Broker) rebuildTopics() {
 	}
 	b.mu.Lock()
 	b.topics, b.topicsByID = topics, byID
+	b.publishTopicsLocked()
 	b.mu.Unlock()
 }
 

@@ -128,6 +128,7 @@ func (b *Broker) useTopicConfigs(name string, configs map[string]string) {
 		updated.Configs = configs
 		b.topics[name] = &updated
 		b.topicsByID[t.ID] = &updated
+		b.publishTopicsLocked()
 	}
 	b.mu.Unlock()
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 
@@ -66,16 +67,27 @@ type PartitionState struct {
 
 // topic returns the named topic, or nil.
 func (b *Broker) topic(name string) *Topic {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return b.topics[name]
+	return b.topicsSnap.Load().byName[name]
 }
 
 // topicByID returns the topic with that id, or nil.
 func (b *Broker) topicByID(id [16]byte) *Topic {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return b.topicsByID[id]
+	return b.topicsSnap.Load().byID[id]
+}
+
+// topicSnapshot is a read-only copy of the topic table for the produce and
+// fetch paths, which look topics up on every request from every
+// connection: a load instead of a lock shared by all of them.
+type topicSnapshot struct {
+	byName map[string]*Topic
+	byID   map[[16]byte]*Topic
+}
+
+// publishTopicsLocked makes the current table what topic and topicByID
+// see; every change to b.topics or b.topicsByID ends with it, under b.mu.
+// Copies cost O(topics), once per topic change.
+func (b *Broker) publishTopicsLocked() {
+	b.topicsSnap.Store(&topicSnapshot{byName: maps.Clone(b.topics), byID: maps.Clone(b.topicsByID)})
 }
 
 // partition returns the partition if this broker leads it, or nil.
@@ -201,6 +213,7 @@ func (b *Broker) createTopic(req CreateTopicRequest) (*Topic, error) {
 	b.mu.Lock()
 	b.topics[t.Name] = t
 	b.topicsByID[t.ID] = t
+	b.publishTopicsLocked()
 	b.mu.Unlock()
 	b.logger.Info("created topic", "topic", t.Name, "partitions", n, "configs", t.Configs)
 	return t, nil
@@ -296,6 +309,7 @@ func (b *Broker) createPartitions(name string, count int32, validateOnly bool) e
 	b.mu.Lock()
 	b.topics[name] = grown
 	b.topicsByID[grown.ID] = grown
+	b.publishTopicsLocked()
 	b.mu.Unlock()
 	return nil
 }
@@ -319,6 +333,7 @@ func (b *Broker) deleteTopic(name string) error {
 	b.mu.Lock()
 	delete(b.topics, name)
 	delete(b.topicsByID, t.ID)
+	b.publishTopicsLocked()
 	b.mu.Unlock()
 	if err := b.topicStore.Delete(name); err != nil {
 		return err
@@ -368,6 +383,7 @@ func (b *Broker) setTopicConfigs(name string, configs map[string]string) error {
 	b.mu.Lock()
 	b.topics[name] = updated
 	b.topicsByID[updated.ID] = updated
+	b.publishTopicsLocked()
 	b.mu.Unlock()
 	return nil
 }
