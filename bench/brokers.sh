@@ -48,6 +48,7 @@ start_kafka() {
 		-Dorg.slf4j.simpleLogger.defaultLogLevel=info -Dorg.slf4j.simpleLogger.logFile=System.err \
 		kafka.Kafka "$dir/server.properties" >"$dir/server.log" 2>&1 &
 	BROKER_PID=$!
+	record_pid "$BROKER_PID"
 	{
 		echo "java -cp 'compat/lib/*' kafka.tools.StorageTool format -t <random-uuid> -c \$RUN/kafka/server.properties --standalone"
 		echo "java ${KAFKA_JVM_OPTS[*]} -cp 'compat/lib/*' kafka.Kafka \$RUN/kafka/server.properties"
@@ -67,6 +68,7 @@ start_kbroker() {
 		--override "metrics.listener=127.0.0.1:$mport" \
 		--override "pprof.enable=true" >"$dir/server.log" 2>&1 &
 	BROKER_PID=$!
+	record_pid "$BROKER_PID"
 	echo "bin/kbroker config/server.properties --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs=\$RUN/kbroker/data --override metrics.listener=127.0.0.1:$mport --override pprof.enable=true" >>"$RUN/commands.txt"
 	wait_port "$port" "$dir/server.log"
 }
@@ -87,6 +89,11 @@ wait_port() {
 	done
 	echo "bench: broker on port $port not ready after 60 s" >&2
 	return 1
+}
+
+# record_pid PID: notes a server this run started in PIDS_FILE (if set).
+record_pid() {
+	[[ -z "${PIDS_FILE:-}" ]] || echo "$1" >>"$PIDS_FILE"
 }
 
 # stop_brokers: every single broker run.sh started.

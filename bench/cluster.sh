@@ -54,6 +54,7 @@ start_kafka_cluster() {
 			-Dorg.slf4j.simpleLogger.defaultLogLevel=info -Dorg.slf4j.simpleLogger.logFile=System.err \
 			kafka.Kafka "$dir/node-$i/server.properties" >"$dir/node-$i/server.log" 2>&1 &
 		BROKER_PIDS+="${BROKER_PIDS:+ }$!"
+		record_pid "$!"
 	done
 	BOOTSTRAP="127.0.0.1:${ports[1]},127.0.0.1:${ports[2]},127.0.0.1:${ports[3]}"
 	{
@@ -73,6 +74,7 @@ start_kbroker_cluster() {
 	zk_port=$(free_port 22181)
 	ZK_DIR="$dir/zk"
 	"$ROOT/scripts/zk.sh" start "$ZK_DIR" "$zk_port" >&2
+	record_pid "$(cat "$ZK_DIR/zk.pid")"
 	BROKER_PIDS=""
 	BOOTSTRAP=""
 	for i in 1 2 3; do
@@ -86,6 +88,7 @@ start_kbroker_cluster() {
 			--override "zookeeper.connect=127.0.0.1:$zk_port" \
 			--override "metrics.listener=127.0.0.1:$mport" >"$dir/broker-$i/server.log" 2>&1 &
 		BROKER_PIDS+="${BROKER_PIDS:+ }$!"
+		record_pid "$!"
 		BOOTSTRAP+="${BOOTSTRAP:+,}127.0.0.1:$port"
 	done
 	{

@@ -29,6 +29,10 @@ WARMUP_RECORDS=${WARMUP_RECORDS:-200000}
 CLUSTER_RECORDS=${CLUSTER_RECORDS:-400000}
 CLUSTER_WARMUP_RECORDS=${CLUSTER_WARMUP_RECORDS:-$((CLUSTER_RECORDS * 2))}
 BROKERS=${BROKERS:-kafka kbroker}
+# RESULTS_DIR: where the table and profiles go. PIDS_FILE, when set, gets
+# every server pid this run starts (bench/smoke.sh checks none is left).
+RESULTS_DIR=${RESULTS_DIR:-bench/results}
+PIDS_FILE=${PIDS_FILE:-}
 STEP_TIMEOUT=${STEP_TIMEOUT:-150}
 PROFILE_SECONDS=${PROFILE_SECONDS:-8}
 PROFILE_SECONDS_CONSUME=${PROFILE_SECONDS_CONSUME:-4}
@@ -159,10 +163,10 @@ echo "duration_s=$(($(date +%s) - started))" >>"$RUN/meta.txt"
 # Flat (where the cycles are) and cumulative (which kbroker path spends
 # them) views; the raw profiles are kept next to the results for pprof.
 day=$(date -u +%Y-%m-%d)
-mkdir -p "bench/results/$day-profiles"
+mkdir -p "$RESULTS_DIR/$day-profiles"
 for p in "$RUN"/profile-*.pprof; do
 	[[ -s "$p" ]] || continue
-	cp "$p" "bench/results/$day-profiles/"
+	cp "$p" "$RESULTS_DIR/$day-profiles/"
 	{
 		go tool pprof -top -nodecount=15 bin/kbroker "$p" 2>/dev/null
 		echo
@@ -170,6 +174,6 @@ for p in "$RUN"/profile-*.pprof; do
 	} >"${p%.pprof}.top" || true
 done
 
-out="bench/results/$day.md"
+out="$RESULTS_DIR/$day.md"
 "$RUN/report" -run "$RUN" -out "$out"
 echo "bench: wrote $out" >&2
