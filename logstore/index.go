@@ -69,20 +69,28 @@ func (x *offsetIndex) append(offset int64, position int64) error {
 
 // writePending writes the entries the file does not hold yet, in one write.
 func (x *offsetIndex) writePending() error {
-	n := len(x.rel) - x.written
-	if n <= 0 {
+	err := writeEntries(x.f, x.written, len(x.rel), offsetIndexEntrySize, func(b []byte, i int) []byte {
+		b = binary.BigEndian.AppendUint32(b, uint32(x.rel[i]))
+		return binary.BigEndian.AppendUint32(b, uint32(x.pos[i]))
+	})
+	if err == nil {
+		x.written = len(x.rel)
+	}
+	return err
+}
+
+// writeEntries writes entries [from, to) of an index with entries of size
+// bytes at their place in f, in one write; put appends entry i to b.
+func writeEntries(f *os.File, from, to, size int, put func(b []byte, i int) []byte) error {
+	if to <= from {
 		return nil
 	}
-	buf := make([]byte, 0, n*offsetIndexEntrySize)
-	for i := x.written; i < len(x.rel); i++ {
-		buf = binary.BigEndian.AppendUint32(buf, uint32(x.rel[i]))
-		buf = binary.BigEndian.AppendUint32(buf, uint32(x.pos[i]))
+	buf := make([]byte, 0, (to-from)*size)
+	for i := from; i < to; i++ {
+		buf = put(buf, i)
 	}
-	if _, err := x.f.WriteAt(buf, int64(x.written)*offsetIndexEntrySize); err != nil {
-		return err
-	}
-	x.written = len(x.rel)
-	return nil
+	_, err := f.WriteAt(buf, int64(from)*int64(size))
+	return err
 }
 
 // lookup returns the position of the largest entry whose offset is <=
@@ -152,20 +160,14 @@ func (x *timeIndex) maybeAppend(ts, offset int64, skipFullCheck bool) error {
 }
 
 func (x *timeIndex) writePending() error {
-	n := len(x.ts) - x.written
-	if n <= 0 {
-		return nil
+	err := writeEntries(x.f, x.written, len(x.ts), timeIndexEntrySize, func(b []byte, i int) []byte {
+		b = binary.BigEndian.AppendUint64(b, uint64(x.ts[i]))
+		return binary.BigEndian.AppendUint32(b, uint32(x.rel[i]))
+	})
+	if err == nil {
+		x.written = len(x.ts)
 	}
-	buf := make([]byte, 0, n*timeIndexEntrySize)
-	for i := x.written; i < len(x.ts); i++ {
-		buf = binary.BigEndian.AppendUint64(buf, uint64(x.ts[i]))
-		buf = binary.BigEndian.AppendUint32(buf, uint32(x.rel[i]))
-	}
-	if _, err := x.f.WriteAt(buf, int64(x.written)*timeIndexEntrySize); err != nil {
-		return err
-	}
-	x.written = len(x.ts)
-	return nil
+	return err
 }
 
 // lookup returns the offset of the largest entry whose timestamp is <= ts,

@@ -2,12 +2,10 @@ package protocol
 
 import (
 	"context"
-	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // writeCountingListener records the size of every Write on accepted conns.
@@ -62,17 +60,7 @@ func TestReadyResponsesShareOneWrite(t *testing.T) {
 		}}
 	}
 	ln := &writeCountingListener{Listener: listen(t)}
-	srv := NewServer(ServerConfig{}, h, slog.New(slog.DiscardHandler))
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background(), ln, "PLAINTEXT") }()
-	defer func() {
-		srv.Close()
-		select {
-		case <-served:
-		case <-time.After(5 * time.Second):
-			t.Error("Serve did not return")
-		}
-	}()
+	serveOn(t, ln, h)
 
 	c := dial(t, ln.Addr().String())
 	req := apiVersionsAt(3)

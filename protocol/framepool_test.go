@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -61,17 +60,7 @@ func TestRecycledFrameOutlivesItsResponse(t *testing.T) {
 		}}
 	}
 	ln := listen(t)
-	srv := NewServer(ServerConfig{}, recyclingHandler{h}, slog.New(slog.DiscardHandler))
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background(), ln, "PLAINTEXT") }()
-	defer func() {
-		srv.Close()
-		select {
-		case <-served:
-		case <-time.After(5 * time.Second):
-			t.Error("Serve did not return")
-		}
-	}()
+	serveOn(t, ln, recyclingHandler{h})
 	c := dial(t, ln.Addr().String())
 	produce := func(corr int32) []byte {
 		req := kmsg.NewPtrProduceRequest()
@@ -119,9 +108,7 @@ func BenchmarkServeProduce(b *testing.B) {
 				handler = recyclingHandler{h}
 			}
 			ln := listen(b)
-			srv := NewServer(ServerConfig{}, handler, slog.New(slog.DiscardHandler))
-			go srv.Serve(context.Background(), ln, "PLAINTEXT")
-			defer srv.Close()
+			serveOn(b, ln, handler)
 			c := dial(b, ln.Addr().String())
 
 			req := kmsg.NewPtrProduceRequest()

@@ -261,6 +261,24 @@ func (c *client) expectClosed() {
 	}
 }
 
+// serveOn serves h on ln with a default-configured Server until the test
+// ends; it works for listeners startServer cannot take (wrapped ones).
+func serveOn(t testing.TB, ln net.Listener, h Handler) *Server {
+	t.Helper()
+	srv := NewServer(ServerConfig{}, h, slog.New(slog.DiscardHandler))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), ln, "PLAINTEXT") }()
+	t.Cleanup(func() {
+		srv.Close()
+		select {
+		case <-served:
+		case <-time.After(5 * time.Second):
+			t.Error("Serve did not return")
+		}
+	})
+	return srv
+}
+
 func listen(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
