@@ -114,14 +114,14 @@ clean:
 
 # Side by side with Apache Kafka on this machine (issue 5): fetches Kafka and
 # its tools (deps), builds kbroker, runs every workload and writes
-# bench/results/<date>.md. Not part of test: it takes about 15 minutes.
+# bench/results/<date>.md. Not part of test: it takes 10-15 minutes.
 .PHONY: bench
 bench: deps build
 	bench/run.sh
 
 # The same machinery on tiny workloads, into a temporary directory: shows in
 # CI that make bench runs unattended, covers every workload on both brokers
-# and leaves no server running (about 4 minutes; the figures mean nothing).
+# and leaves no server running (about 2.5 minutes; the figures mean nothing).
 .PHONY: bench-smoke
 bench-smoke: deps build
 	bench/smoke.sh
