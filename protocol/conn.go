@@ -190,9 +190,7 @@ func (c *conn) answer(req *Request, resp Response) error {
 			return err
 		}
 	}
-	c.srv.frames.put(req.frame)
-	req.frame = nil
-	<-c.slots
+	c.finished(req)
 	return nil
 }
 

@@ -51,27 +51,30 @@ func (c *conn) writeLoop() {
 			c.flush()
 			return
 		}
+		c.wmu.Lock()
+		var err error
 		if !resp.None {
-			c.wmu.Lock()
-			err := c.writeResponse(e.req, resp)
-			// Decremented under wmu: a direct answer that sees zero
-			// then waits for the lock and lands after this response.
-			c.queued.Add(-1)
-			c.wmu.Unlock()
-			if err != nil {
-				c.log.Warn("closing connection: writing response failed", "api_key", e.req.Key,
-					"correlation_id", e.req.CorrelationID, "err", err)
-				return
-			}
-		} else {
-			c.queued.Add(-1)
+			err = c.writeResponse(e.req, resp)
 		}
-		if e.req != nil {
-			c.srv.frames.put(e.req.frame)
-			e.req.frame = nil
+		// Decremented under wmu: a direct answer that sees zero then
+		// waits for the lock and lands after this response.
+		c.queued.Add(-1)
+		c.wmu.Unlock()
+		if err != nil {
+			c.log.Warn("closing connection: writing response failed", "api_key", e.req.Key,
+				"correlation_id", e.req.CorrelationID, "err", err)
+			return
 		}
-		<-c.slots
+		c.finished(e.req)
 	}
+}
+
+// finished ends a request whose response left (or needs none): its frame
+// goes back to the pool and its in-flight slot is freed.
+func (c *conn) finished(req *Request) {
+	c.srv.frames.put(req.frame)
+	req.frame = nil
+	<-c.slots
 }
 
 // flush writes out what the write loop buffered; false means the
