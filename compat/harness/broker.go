@@ -53,18 +53,7 @@ type Broker struct {
 // so they win.
 func StartBroker(t testing.TB, overrides ...string) *Broker {
 	t.Helper()
-	bin := Build(t)
-	dir := t.TempDir()
-	port := FreePort(t)
-	b := &Broker{
-		Addr:       net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		Port:       port,
-		LogDir:     filepath.Join(dir, "kafka-logs"),
-		ConfigPath: filepath.Join(dir, "server.properties"),
-		LogPath:    filepath.Join(dir, "kbroker.log"),
-		bin:        bin,
-		overrides:  overrides,
-	}
+	b := newBroker(t, Build(t), overrides)
 	// A single broker cannot hold 3 replicas of __consumer_offsets, and
 	// Kafka's 3 s initial rebalance delay would only slow every group test.
 	props := fmt.Sprintf(`# written by compat/harness
@@ -89,14 +78,28 @@ group.initial.rebalance.delay.ms=0
 	return b
 }
 
+// newBroker lays out a broker that is not started yet: a free loopback
+// port, and its log dir, config and log in a fresh temp dir.
+func newBroker(t testing.TB, bin string, overrides []string) *Broker {
+	t.Helper()
+	dir := t.TempDir()
+	port := FreePort(t)
+	return &Broker{
+		Addr:       net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Port:       port,
+		LogDir:     filepath.Join(dir, "kafka-logs"),
+		ConfigPath: filepath.Join(dir, "server.properties"),
+		LogPath:    filepath.Join(dir, "kbroker.log"),
+		bin:        bin,
+		overrides:  overrides,
+	}
+}
+
 // Restart starts the broker again on the same port, config and log dir. The
 // previous process must have been stopped with Term or Kill.
 func (b *Broker) Restart(t testing.TB) {
 	t.Helper()
-	b.mu.Lock()
-	running := b.cmd != nil && !isClosed(b.done)
-	b.mu.Unlock()
-	if running {
+	if b.Running() {
 		t.Fatal("harness: Restart of a broker that is still running")
 	}
 	b.start(t)

@@ -3,12 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,17 +81,7 @@ func StartClusterPerBroker(t testing.TB, n int, perBroker func(id int32) []strin
 
 func newClusterBroker(t testing.TB, bin string, id int32, zkAddr string, rf int, overrides []string) *ClusterBroker {
 	t.Helper()
-	dir := t.TempDir()
-	port := FreePort(t)
-	b := &Broker{
-		Addr:       net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		Port:       port,
-		LogDir:     filepath.Join(dir, "kafka-logs"),
-		ConfigPath: filepath.Join(dir, "server.properties"),
-		LogPath:    filepath.Join(dir, "kbroker.log"),
-		bin:        bin,
-		overrides:  append(append([]string(nil), clusterDefaults...), overrides...),
-	}
+	b := newBroker(t, bin, append(slices.Clone(clusterDefaults), overrides...))
 	props := fmt.Sprintf(`# written by compat/harness (cluster)
 broker.id=%[1]d
 listeners=PLAINTEXT://%[2]s
