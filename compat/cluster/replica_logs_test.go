@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -20,18 +18,9 @@ import (
 // fails if the log ends before hw: the replica lacks committed records.
 func logBytesBelow(logDir, topic string, p int32, hw int64) ([]byte, error) {
 	dir := filepath.Join(logDir, fmt.Sprintf("%s-%d", topic, p))
-	segs, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	all, err := allSegmentBytes(logDir, topic, p)
 	if err != nil {
 		return nil, err
-	}
-	sort.Strings(segs) // zero-padded base offsets sort as numbers
-	var all []byte
-	for _, s := range segs {
-		b, err := os.ReadFile(s)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, b...)
 	}
 	// RecordBatch v2 header (reference §5.15): baseOffset int64,
 	// batchLength int32, partitionLeaderEpoch int32, magic int8, crc int32,
