@@ -114,18 +114,11 @@ func (l *FileLog) appendLocked(batches []Batch, info AppendInfo) (AppendInfo, er
 }
 
 // maybeAssignEpochs adds an epoch-cache entry for each batch whose leader
-// epoch is newer than the latest one (Kafka's Log.append).
+// epoch is newer than the latest one.
 func (l *FileLog) maybeAssignEpochs(batches []Batch) bool {
 	changed := false
 	for i := range batches {
-		h := &batches[i].Header
-		if h.PartitionLeaderEpoch < 0 {
-			continue
-		}
-		if e, ok := l.epochs.latest(); ok && e.Epoch >= h.PartitionLeaderEpoch {
-			continue
-		}
-		changed = l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) || changed
+		changed = l.epochs.assignFromBatch(&batches[i].Header) || changed
 	}
 	return changed
 }

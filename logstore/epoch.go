@@ -47,6 +47,19 @@ func (c *epochCache) assign(epoch int32, start int64) bool {
 	return true
 }
 
+// assignFromBatch adds an entry for a batch whose leader epoch is newer
+// than the latest one (Kafka's Log.append, and recovery's rebuild); it
+// reports whether the cache changed.
+func (c *epochCache) assignFromBatch(h *BatchHeader) bool {
+	if h.PartitionLeaderEpoch < 0 {
+		return false
+	}
+	if e, ok := c.latest(); ok && e.Epoch >= h.PartitionLeaderEpoch {
+		return false
+	}
+	return c.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+}
+
 // endOffsetFor follows LeaderEpochFileCache.endOffsetFor.
 func (c *epochCache) endOffsetFor(requested int32, logEndOffset int64) (int32, int64) {
 	l, ok := c.latest()

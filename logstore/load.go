@@ -39,11 +39,7 @@ func (l *FileLog) load(opts FileLogOptions) error {
 		epochs = nil
 	}
 	l.epochs.entries = epochs
-	onBatch := func(h *BatchHeader) {
-		if e, ok := l.epochs.latest(); h.PartitionLeaderEpoch >= 0 && (!ok || h.PartitionLeaderEpoch > e.Epoch) {
-			l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
-		}
-	}
+	onBatch := func(h *BatchHeader) { l.epochs.assignFromBatch(h) }
 	for i := 0; i < len(l.segments); i++ {
 		s := l.segments[i]
 		// A segment may hold unflushed data when it holds the recovery

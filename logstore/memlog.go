@@ -183,10 +183,7 @@ func (l *MemLog) appendLocked(batches []Batch, info AppendInfo) (AppendInfo, err
 	for i := range batches {
 		b := Batch{Header: batches[i].Header, Raw: bytes.Clone(batches[i].Raw)}
 		s.add(b)
-		h := &b.Header
-		if e, ok := l.epochs.latest(); h.PartitionLeaderEpoch >= 0 && (!ok || h.PartitionLeaderEpoch > e.Epoch) {
-			l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
-		}
+		l.epochs.assignFromBatch(&b.Header)
 	}
 	info.LastOffset, info.MaxTimestamp, info.Bytes = last, maxTs, total
 	return info, nil
