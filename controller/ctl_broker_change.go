@@ -13,19 +13,9 @@ func (c *kafkaController) processBrokerChange() error {
 	if err != nil {
 		return err
 	}
-	current := map[int32]liveBroker{}
-	for _, n := range names {
-		id, err := parseBrokerID(n)
-		if err != nil {
-			continue
-		}
-		b, ok, err := c.readBroker(id)
-		if err != nil {
-			return err
-		}
-		if ok {
-			current[id] = b
-		}
+	current, err := c.readBrokers(names)
+	if err != nil {
+		return err
 	}
 	var newIDs, deadIDs, bounced []int32
 	for id, b := range current {

@@ -43,19 +43,11 @@ func (c *kafkaController) onControllerFailover() error {
 		return err
 	}
 
-	for _, name := range ids {
-		id, err := parseBrokerID(name)
-		if err != nil {
-			continue
-		}
-		b, ok, err := c.readBroker(id)
-		if err != nil {
-			return err
-		}
-		if ok {
-			c.ctx.brokers[id] = b
-		}
+	brokers, err := c.readBrokers(ids)
+	if err != nil {
+		return err
 	}
+	c.ctx.brokers = brokers
 	for _, t := range topics {
 		if err := c.loadTopic(t); err != nil {
 			return err
@@ -163,6 +155,26 @@ func (c *kafkaController) deleteChildren(parent string, names []string) error {
 }
 
 // readBroker reads /brokers/ids/<id>; ok is false when it vanished.
+// readBrokers reads the registrations named by /brokers/ids children;
+// names that are not broker ids and brokers gone or unreadable are left out.
+func (c *kafkaController) readBrokers(names []string) (map[int32]liveBroker, error) {
+	out := map[int32]liveBroker{}
+	for _, n := range names {
+		id, err := parseBrokerID(n)
+		if err != nil {
+			continue
+		}
+		b, ok, err := c.readBroker(id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[id] = b
+		}
+	}
+	return out, nil
+}
+
 func (c *kafkaController) readBroker(id int32) (liveBroker, bool, error) {
 	data, st, err := c.zk.Get(brokerIDPath(id))
 	if errors.Is(err, errNoNode) {
