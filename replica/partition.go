@@ -313,12 +313,14 @@ func (p *Partition) AppendAsLeader(batches []logstore.Batch, logAppendTime int64
 	if err != nil {
 		return info, err
 	}
+	// Wake on every append, not only on HW moves: followers' long-polling
+	// fetches wait for new records, which they read past the HW. One wake
+	// serves both, so waiters are not woken twice for the same append.
 	if p.leaderState.AppendedAsLeader(p.log.LogEndOffset(), p.opts.Now()) {
 		p.highWatermarkMovedLocked()
+	} else {
+		p.wakeLocked()
 	}
-	// Wake on every append, not only on HW moves: followers' long-polling
-	// fetches wait for new records, which they read past the HW.
-	p.wakeLocked()
 	return info, nil
 }
 
@@ -357,9 +359,8 @@ type ReadInfo struct {
 
 // Read returns batches from offset, bounded by the high watermark.
 func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (logstore.ReadResult, ReadInfo, error) {
-	hw := p.HighWatermark()
-	info := ReadInfo{HighWatermark: hw, LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
-	res, err := p.log.Read(offset, hw, maxBytes, minOneBatch)
+	info := p.readInfo()
+	res, err := p.log.Read(offset, info.HighWatermark, maxBytes, minOneBatch)
 	return res, info, err
 }
 
