@@ -72,16 +72,6 @@ func (p *Partition) LeaderID() int32 {
 	return p.followerState.LeaderID()
 }
 
-// LatestEpoch is the newest leader epoch in the local log's epoch cache,
-// -1 when empty.
-func (p *Partition) LatestEpoch() int32 {
-	e := p.log.LeaderEpochEntries()
-	if len(e) == 0 {
-		return -1
-	}
-	return e[len(e)-1].Epoch
-}
-
 // AppendAsFollower appends batches fetched from the leader unchanged (same
 // offsets, same leader epochs).
 func (p *Partition) AppendAsFollower(batches []logstore.Batch) (logstore.AppendInfo, error) {
