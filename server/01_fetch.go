@@ -71,16 +71,7 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 		plan.replicaID = r.ReplicaState.ID
 	}
 	usesIDs := version >= 13
-	reqParts := d.requestPartitions(r, usesIDs)
-	if version >= 12 {
-		i := 0
-		for _, rt := range r.Topics {
-			for _, rp := range rt.Partitions {
-				reqParts[i].lastFetchedEpoch = rp.LastFetchedEpoch
-				i++
-			}
-		}
-	}
+	reqParts := d.requestPartitions(r, version)
 	if version < 7 || r.SessionEpoch == initialEpoch || r.SessionEpoch == finalEpoch {
 		if version >= 7 && r.SessionID != 0 {
 			// A full fetch naming a session closes it (KIP-227).
@@ -99,13 +90,7 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 	var forgotten []sessionKey
 	for _, ft := range r.ForgottenTopics {
 		for _, p := range ft.Partitions {
-			k := sessionKey{partition: p}
-			if usesIDs {
-				k.topicID = ft.TopicID
-			} else {
-				k.topic = ft.Topic
-			}
-			forgotten = append(forgotten, k)
+			forgotten = append(forgotten, fetchKey(usesIDs, ft.Topic, ft.TopicID, p))
 		}
 	}
 	s.mu.Lock()
@@ -116,19 +101,22 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 	return plan, nil
 }
 
+// fetchKey names a partition of a fetch: by topic id from v13, by name
+// before.
+func fetchKey(usesIDs bool, topic string, topicID [16]byte, partition int32) sessionKey {
+	if usesIDs {
+		return sessionKey{topicID: topicID, partition: partition}
+	}
+	return sessionKey{topic: topic, partition: partition}
+}
+
 // requestPartitions turns the request's topics into session partitions.
-func (d *dataPath) requestPartitions(r *kmsg.FetchRequest, usesIDs bool) []*sessionPartition {
+func (d *dataPath) requestPartitions(r *kmsg.FetchRequest, version int16) []*sessionPartition {
 	var out []*sessionPartition
 	for _, rt := range r.Topics {
 		for _, rp := range rt.Partitions {
-			k := sessionKey{partition: rp.Partition}
-			if usesIDs {
-				k.topicID = rt.TopicID
-			} else {
-				k.topic = rt.Topic
-			}
-			out = append(out, &sessionPartition{
-				key:                k,
+			sp := &sessionPartition{
+				key:                fetchKey(version >= 13, rt.Topic, rt.TopicID, rp.Partition),
 				fetchOffset:        rp.FetchOffset,
 				partitionMaxBytes:  rp.PartitionMaxBytes,
 				currentLeaderEpoch: rp.CurrentLeaderEpoch,
@@ -136,7 +124,11 @@ func (d *dataPath) requestPartitions(r *kmsg.FetchRequest, usesIDs bool) []*sess
 
 				followerLogStartOffset: rp.LogStartOffset,
 				lastFetchedEpoch:       -1,
-			})
+			}
+			if version >= 12 {
+				sp.lastFetchedEpoch = rp.LastFetchedEpoch
+			}
+			out = append(out, sp)
 		}
 	}
 	return out
@@ -157,17 +149,14 @@ func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart
 			followerLogStartOffset: sp.followerLogStartOffset,
 			lastFetchedEpoch:       sp.lastFetchedEpoch,
 		}
-		var t *Topic
 		if usesIDs {
-			t = d.b.topicByID(sp.key.topicID)
+			if t := d.b.topicByID(sp.key.topicID); t == nil {
+				fp.err = kerr.UnknownTopicID
+			} else {
+				fp.p, fp.err = d.b.leaderPartition(t, sp.key.partition)
+			}
 		} else {
-			t = d.b.topic(sp.key.topic)
-		}
-		switch {
-		case t == nil && usesIDs:
-			fp.err = kerr.UnknownTopicID
-		default:
-			fp.p, fp.err = d.b.leaderPartition(t, sp.key.partition)
+			fp.p, fp.err = d.b.leaderPartition(d.b.topic(sp.key.topic), sp.key.partition)
 		}
 		out[i] = fp
 	}
