@@ -16,11 +16,8 @@ import (
 // SIGKILL the leader of a partition while producing acks=all for 60 s (the
 // issue's figure); it is restarted a few seconds later.
 func TestChaosLeaderKillWhileProducing(t *testing.T) {
-	c := harness.StartCluster(t, 3)
-	conn := c.ZK.Connect(t)
 	const topic, partitions = "chaos-leader-kill", 3
-	createTopic(t, c, topic, partitions, 3, minISR2)
-	waitFullISR(t, conn, topic, partitions, 3)
+	c, conn := startWithTopic(t, topic, partitions)
 
 	p := startChaosProducer(t, c.Addrs(), "lk", partitions, chaosAcksAllOpts(topic)...)
 	begin := time.Now()
@@ -81,11 +78,8 @@ func TestChaosFollowerRestarts(t *testing.T) {
 // The leader of partition 0 is SIGKILLed, a new leader elected, and the old
 // one restarted; 10 times, so leadership moves from broker to broker.
 func TestChaosLeaderRestartsAlternating(t *testing.T) {
-	c := harness.StartCluster(t, 3)
-	conn := c.ZK.Connect(t)
 	const topic, partitions = "chaos-alternating", 3
-	createTopic(t, c, topic, partitions, 3, minISR2)
-	waitFullISR(t, conn, topic, partitions, 3)
+	c, conn := startWithTopic(t, topic, partitions)
 
 	p := startChaosProducer(t, c.Addrs(), "la", partitions, chaosAcksAllOpts(topic)...)
 	time.Sleep(3 * time.Second)

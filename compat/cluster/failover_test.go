@@ -81,26 +81,14 @@ func TestControllerFailover(t *testing.T) {
 // new leader from its ISR with a higher leader epoch, and producers (franz-go
 // acks=1 and acks=all, the console producer) carry on after a retry.
 func TestLeaderFailover(t *testing.T) {
-	c := harness.StartCluster(t, 3)
-	conn := c.ZK.Connect(t)
 	const topic, partitions = "failover", 6
-	createTopic(t, c, topic, partitions, 3, map[string]*string{"min.insync.replicas": strp("2")})
-	waitFullISR(t, conn, topic, partitions, 3)
+	c, conn := startWithTopic(t, topic, partitions)
 
 	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
 	before := mustStates(t, conn, topic, partitions)
 	// Kill a leader that is not the controller, so this test sees the
 	// broker-failure election rather than a controller failover.
-	var victim int32 = -1
-	for _, b := range c.Brokers {
-		if b.ID != ctrl && len(partitionsLedBy(before, b.ID)) > 0 {
-			victim = b.ID
-			break
-		}
-	}
-	if victim < 0 {
-		t.Fatalf("no non-controller broker leads a partition: %+v", before)
-	}
+	victim := leaderNotController(t, c, before, ctrl)
 	led := partitionsLedBy(before, victim)
 	t.Logf("killing broker %d, leader of %v (controller %d)", victim, led, ctrl)
 

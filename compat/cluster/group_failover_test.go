@@ -19,7 +19,7 @@ import (
 func TestGroupCoordinatorFailover(t *testing.T) {
 	c := harness.StartCluster(t, 3)
 	const topic, group, n = "grp", "grp-g", 300
-	createTopic(t, c, topic, 3, 3, map[string]*string{"min.insync.replicas": strp("2")})
+	createTopic(t, c, topic, 3, 3, minISR2)
 	waitLeaders(t, c, topic, 3)
 
 	prod := newClient(t, c.Addrs(), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic))

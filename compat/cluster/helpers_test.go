@@ -340,6 +340,31 @@ func waitLeaders(t *testing.T, c *harness.Cluster, topic string, partitions int3
 	})
 }
 
+// startWithTopic starts a 3-broker cluster and creates topic with rf 3
+// and min.insync.replicas 2, returning once every replica is in the ISR.
+func startWithTopic(t *testing.T, topic string, partitions int32) (*harness.Cluster, *zk.Conn) {
+	t.Helper()
+	c := harness.StartCluster(t, 3)
+	conn := c.ZK.Connect(t)
+	createTopic(t, c, topic, partitions, 3, minISR2)
+	waitFullISR(t, conn, topic, partitions, 3)
+	return c, conn
+}
+
+// leaderNotController picks a broker other than the controller ctrl that
+// leads a partition in states: killing it exercises the broker-failure
+// election rather than a controller failover.
+func leaderNotController(t *testing.T, c *harness.Cluster, states map[int32]partitionState, ctrl int32) int32 {
+	t.Helper()
+	for _, b := range c.Brokers {
+		if b.ID != ctrl && len(partitionsLedBy(states, b.ID)) > 0 {
+			return b.ID
+		}
+	}
+	t.Fatalf("no non-controller broker leads a partition: %+v", states)
+	return -1
+}
+
 // partitionsLedBy lists the partitions each broker leads, from the state znodes.
 func partitionsLedBy(states map[int32]partitionState, id int32) []int32 {
 	var out []int32

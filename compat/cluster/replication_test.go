@@ -21,11 +21,8 @@ var minISR2 = map[string]*string{"min.insync.replicas": strp("2")}
 // Issue 4: rf 3, min.insync.replicas 2, 10,000 records with acks=all;
 // then every replica holds the same bytes below the HW.
 func TestReplicationAcksAll(t *testing.T) {
-	c := harness.StartCluster(t, 3)
-	conn := c.ZK.Connect(t)
 	const topic, partitions = "acks-all", 3
-	createTopic(t, c, topic, partitions, 3, minISR2)
-	waitFullISR(t, conn, topic, partitions, 3)
+	c, conn := startWithTopic(t, topic, partitions)
 
 	cl := newClient(t, c.Addrs(), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	var recs []*kgo.Record
@@ -229,11 +226,8 @@ func TestNotEnoughReplicas(t *testing.T) {
 // its acknowledged offset, and the replicas agree byte for byte below the
 // HW once the killed broker is back.
 func TestLeaderKillNoAckedLoss(t *testing.T) {
-	c := harness.StartCluster(t, 3)
-	conn := c.ZK.Connect(t)
 	const topic, partitions = "no-loss", 3
-	createTopic(t, c, topic, partitions, 3, minISR2)
-	waitFullISR(t, conn, topic, partitions, 3)
+	c, conn := startWithTopic(t, topic, partitions)
 	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
 	states := mustStates(t, conn, topic, partitions)
 	victim := states[0].Leader

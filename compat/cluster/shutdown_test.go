@@ -3,32 +3,18 @@ package cluster
 import (
 	"testing"
 	"time"
-
-	"github.com/kbroker/kbroker/compat/harness"
 )
 
 // Issue 3 acceptance: SIGTERM a broker; its leaderships move away before
 // it exits, so no partition is left leaderless or led by it, and a
 // producer running throughout sees no non-retriable error.
 func TestControlledShutdown(t *testing.T) {
-	c := harness.StartCluster(t, 3)
-	conn := c.ZK.Connect(t)
 	const topic, partitions = "shutdown", 6
-	createTopic(t, c, topic, partitions, 3, map[string]*string{"min.insync.replicas": strp("2")})
-	waitFullISR(t, conn, topic, partitions, 3)
+	c, conn := startWithTopic(t, topic, partitions)
 
 	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
 	before := mustStates(t, conn, topic, partitions)
-	var victim int32 = -1
-	for _, b := range c.Brokers {
-		if b.ID != ctrl && len(partitionsLedBy(before, b.ID)) > 0 {
-			victim = b.ID
-			break
-		}
-	}
-	if victim < 0 {
-		t.Fatalf("no non-controller broker leads a partition: %+v", before)
-	}
+	victim := leaderNotController(t, c, before, ctrl)
 	t.Logf("SIGTERM to broker %d, leader of %v (controller %d)", victim, partitionsLedBy(before, victim), ctrl)
 
 	p := startProducer(t, c.Addrs(), topic)
