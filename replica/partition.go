@@ -39,7 +39,9 @@ type Partition struct {
 	leader        bool
 	leaderState   *LeaderState
 	followerState *FollowerState
-	changed       chan struct{}
+	// changed is made by Changed only when someone waits, and dropped when
+	// closed: an append with no waiter allocates no channel.
+	changed chan struct{}
 	// watchers are poked (never blocked on) at every change: a fetch
 	// waiting on several partitions registers one channel with each rather
 	// than selecting on every Changed channel through a goroutine apiece.
@@ -115,7 +117,6 @@ func New(topic string, index int32, topicID [16]byte, log logstore.Log, hw int64
 		opts:          opts,
 		leaderState:   NewLeaderState(opts.LocalID, LeaderConfig{ReplicaLagTimeMax: opts.ReplicaLagTimeMax, MinInsyncReplicas: opts.MinInsyncReplicas}, hw, leo),
 		followerState: NewFollowerState(-1, -1, min(hw, leo)),
-		changed:       make(chan struct{}),
 	}
 }
 
@@ -204,8 +205,10 @@ func (p *Partition) highWatermarkMovedLocked() {
 // wakeLocked wakes waiting fetches and produces, which re-check the HW and
 // the leadership. The caller holds mu.
 func (p *Partition) wakeLocked() {
-	close(p.changed)
-	p.changed = make(chan struct{})
+	if p.changed != nil {
+		close(p.changed)
+		p.changed = nil
+	}
 	for ch := range p.watchers {
 		select {
 		case ch <- struct{}{}:
@@ -347,6 +350,9 @@ func (p *Partition) ProduceWait(requiredOffset int64) (done bool, err error) {
 func (p *Partition) Changed() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.changed == nil {
+		p.changed = make(chan struct{})
+	}
 	return p.changed
 }
 
