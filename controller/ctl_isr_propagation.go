@@ -7,62 +7,41 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/kbroker/kbroker/replica"
 )
 
-// ISR change propagation constants (reference §3.6): not configurable in
-// Kafka either.
-const (
-	isrChangePropagationInterval = 2500 * time.Millisecond
-	isrChangePropagationBlackout = 5000 * time.Millisecond
-	isrChangePropagationMaxDelay = 60000 * time.Millisecond
-)
-
-// isrChangePropagator is the leader side's isr-change-propagation state: the
-// partitions whose ISR this broker changed since its last notification.
-// due is the pure decision; the Node writes the notification.
-//
-// Locks: mu guards everything; leaders record from any goroutine.
+// isrChangePropagator is the leader side's isr-change-propagation state:
+// replica.IsrChangePropagation holds the rule; this adds the lock, because
+// leaders record from any goroutine while the task takes the due set.
 type isrChangePropagator struct {
-	mu              sync.Mutex
-	pending         map[topicPartition]bool
-	lastChange      time.Time
-	lastPropagation time.Time
+	mu    sync.Mutex
+	rules *replica.IsrChangePropagation
 }
 
-// newIsrChangePropagator: both timestamps start at the broker's start, as
-// in Kafka.
 func newIsrChangePropagator(start time.Time) *isrChangePropagator {
-	return &isrChangePropagator{pending: map[topicPartition]bool{}, lastChange: start, lastPropagation: start}
+	return &isrChangePropagator{rules: replica.NewIsrChangePropagation(start)}
 }
 
 func (p *isrChangePropagator) record(tp topicPartition, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.pending[tp] = true
-	p.lastChange = now
+	p.rules.Record(replica.TopicPartition(tp), now)
 }
 
-// due returns the partitions to announce now, if any, and takes them out:
-// some are pending and either the last change is more than 5 s old (the
-// changes have settled) or the last notification more than 60 s old (a
-// steady stream of changes is still announced). Comparisons are strict.
+// due returns the partitions to announce now, sorted, if any, and takes
+// them out.
 func (p *isrChangePropagator) due(now time.Time) []topicPartition {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.pending) == 0 {
+	due := p.rules.Due(now)
+	p.mu.Unlock()
+	if due == nil {
 		return nil
 	}
-	if !p.lastChange.Add(isrChangePropagationBlackout).Before(now) &&
-		!p.lastPropagation.Add(isrChangePropagationMaxDelay).Before(now) {
-		return nil
+	out := make([]topicPartition, len(due))
+	for i, tp := range due {
+		out[i] = topicPartition(tp)
 	}
-	out := make([]topicPartition, 0, len(p.pending))
-	for tp := range p.pending {
-		out = append(out, tp)
-	}
-	sortPartitions(out)
-	p.pending = map[topicPartition]bool{}
-	p.lastPropagation = now
 	return out
 }
 
@@ -71,7 +50,7 @@ func (p *isrChangePropagator) restore(tps []topicPartition) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, tp := range tps {
-		p.pending[tp] = true
+		p.rules.Restore(replica.TopicPartition(tp))
 	}
 }
 
@@ -93,7 +72,7 @@ func (n *Node) RecordIsrChange(topic string, partition int32) {
 func (n *Node) propagateIsrChanges(ctx context.Context) {
 	ticks := n.cfg.IsrChangePropagationTicks
 	if ticks == nil {
-		t := time.NewTicker(isrChangePropagationInterval)
+		t := time.NewTicker(replica.IsrChangePropagationInterval)
 		defer t.Stop()
 		ticks = t.C
 	}

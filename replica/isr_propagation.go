@@ -69,5 +69,11 @@ func (p *IsrChangePropagation) Due(now time.Time) []TopicPartition {
 	return out
 }
 
+// Restore puts tp back after its notification could not be written; the
+// timers stay as they are, since no change and no notification happened.
+func (p *IsrChangePropagation) Restore(tp TopicPartition) {
+	p.pending[tp] = struct{}{}
+}
+
 // Pending is the number of partitions waiting to be announced.
 func (p *IsrChangePropagation) Pending() int { return len(p.pending) }
