@@ -75,9 +75,11 @@ func (b *Broker) addFetchLeaderHints(resp *kmsg.FetchResponse, listener string) 
 	ids := map[int32]bool{}
 	for ti := range resp.Topics {
 		rt := &resp.Topics[ti]
-		t := b.topic(rt.Topic)
+		var t *Topic
 		if resp.Version >= 13 {
 			t = b.topicByID(rt.TopicID)
+		} else {
+			t = b.topic(rt.Topic)
 		}
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]
