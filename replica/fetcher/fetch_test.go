@@ -21,13 +21,7 @@ func recs(epoch int32, values ...string) []rec {
 // same offsets, same PartitionLeaderEpoch, same epoch cache.
 func TestFollowerCatchesUpFromEmpty(t *testing.T) {
 	leaderLog := memLogOf(t, append(append(recs(0, "a", "b"), recs(1, "c")...), recs(3, "d", "e", "f")...)...)
-	leader := newFakeLeader()
-	leader.addPartition("orders", 0, leaderLog, 3)
-	h := newHarness(t, testConfig(), map[string]*fakeLeader{"l1": leader})
-
-	follower := newFakePartition("orders", 0, logstore.NewMemLog(logstore.DefaultConfig()), 3, 0)
-	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, follower)
-	waitFor(t, 5*time.Second, "catch-up", caughtUp(leaderLog, follower.log))
+	_, leader, follower := followFromEmpty(t, "orders", leaderLog, 3)
 	requireSameLog(t, leaderLog, follower.log)
 
 	// New leader appends keep flowing.

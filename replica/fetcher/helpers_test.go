@@ -217,6 +217,19 @@ func newHarness(t *testing.T, cfg Config, leaders map[string]*fakeLeader) *harne
 	return h
 }
 
+// followFromEmpty has an empty follower of topic-0 fetch from l1, which
+// leads it at leaderEpoch with leaderLog, and waits until it caught up.
+func followFromEmpty(t *testing.T, topic string, leaderLog *logstore.MemLog, leaderEpoch int32) (*harness, *fakeLeader, *fakePartition) {
+	t.Helper()
+	leader := newFakeLeader()
+	leader.addPartition(topic, 0, leaderLog, leaderEpoch)
+	h := newHarness(t, testConfig(), map[string]*fakeLeader{"l1": leader})
+	follower := newFakePartition(topic, 0, logstore.NewMemLog(logstore.DefaultConfig()), leaderEpoch, 0)
+	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, follower)
+	waitFor(t, 5*time.Second, "catch-up", caughtUp(leaderLog, follower.log))
+	return h, leader, follower
+}
+
 // waitFor polls cond for at most d.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()

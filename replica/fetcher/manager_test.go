@@ -95,12 +95,7 @@ func TestPartitionsSpreadOverFetchers(t *testing.T) {
 // RemovePartitions stops fetching at once; a fetcher left empty ends.
 func TestRemovePartitionsStopsFetching(t *testing.T) {
 	leaderLog := memLogOf(t, recs(0, "a")...)
-	leader := newFakeLeader()
-	leader.addPartition("t", 0, leaderLog, 0)
-	h := newHarness(t, testConfig(), map[string]*fakeLeader{"l1": leader})
-	follower := newFakePartition("t", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
-	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, follower)
-	waitFor(t, 5*time.Second, "catch-up", caughtUp(leaderLog, follower.log))
+	h, leader, follower := followFromEmpty(t, "t", leaderLog, 0)
 
 	h.m.RemovePartitions(follower.tp())
 	if _, _, ok := h.m.Fetching(follower.tp()); ok || h.m.NumFetchers() != 0 {
@@ -191,12 +186,7 @@ func TestOutOfRangeLowRestartsAtLeaderStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendRecs(t, leaderLog, recs(0, "k", "l")...)
-	leader := newFakeLeader()
-	leader.addPartition("t", 0, leaderLog, 0)
-	h := newHarness(t, testConfig(), map[string]*fakeLeader{"l1": leader})
-	follower := newFakePartition("t", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
-	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, follower)
-	waitFor(t, 5*time.Second, "catch-up", caughtUp(leaderLog, follower.log))
+	_, _, follower := followFromEmpty(t, "t", leaderLog, 0)
 	if follower.LogStartOffset() != 10 {
 		t.Fatalf("log start %d, want 10", follower.LogStartOffset())
 	}
