@@ -130,9 +130,7 @@ func TestUncleanLeaderElection(t *testing.T) {
 	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
 	h.run()
 	// The leader shrank the ISR to itself.
-	if _, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0); err != nil {
-		t.Fatal(err)
-	}
+	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
 	h.killBroker(1)
 	h.run()
 	if got := h.rawState("orders", 0); got != `{"controller_epoch":1,"leader":-1,"version":1,"leader_epoch":1,"isr":[1]}` {
@@ -167,9 +165,7 @@ func TestUncleanLeaderElectionTopicOverrideWins(t *testing.T) {
 	h.createTopic("loose", map[int32][]int32{0: {1, 2}})
 	h.run()
 	for _, topic := range []string{"strict", "loose"} {
-		if _, err := updateIsr(h.admin, topicPartition{topic, 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0); err != nil {
-			t.Fatal(err)
-		}
+		h.updateIsr(topicPartition{topic, 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
 	}
 	h.killBroker(1)
 	h.run()

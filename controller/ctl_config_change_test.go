@@ -17,9 +17,7 @@ func TestUncleanEnabledThroughConfigChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.becomeController(3)
-	if _, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0); err != nil {
-		t.Fatal(err)
-	}
+	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
 	h.killBroker(1)
 	h.run()
 	if s, _ := h.state("orders", 0); s.Leader != -1 {

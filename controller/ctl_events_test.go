@@ -101,9 +101,7 @@ func TestControlledShutdownReportsRemaining(t *testing.T) {
 	c := h.becomeController(3)
 	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
 	h.run()
-	if _, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0); err != nil {
-		t.Fatal(err)
-	}
+	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
 	remaining, err := c.controlledShutdown(1, -1)
 	if err != nil || !slices.Equal(remaining, []TopicPartition{{"orders", 0}}) {
 		t.Fatalf("remaining %v err %v", remaining, err)

@@ -137,6 +137,15 @@ func (h *ctlHarness) createTopic(name string, assignment map[int32][]int32) {
 	}
 }
 
+// updateIsr is the partition leader's conditional ISR write; the test
+// stops if it fails.
+func (h *ctlHarness) updateIsr(tp topicPartition, s LeaderAndIsr, expectedVersion int32) {
+	h.t.Helper()
+	if _, err := updateIsr(h.admin, tp, s, expectedVersion); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 func (h *ctlHarness) state(topic string, p int32) (partitionStateZNode, int32) {
 	h.t.Helper()
 	data, st, err := h.admin.Get(partitionStatePath(topic, p))

@@ -68,9 +68,7 @@ func TestReassignmentEndToEnd(t *testing.T) {
 	}
 	// Topic deletion waits for the reassignment.
 	// The new replicas catch up: the leader writes the ISR and announces.
-	if _, err := updateIsr(h.admin, tp, LeaderAndIsr{Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 2, 3, 4}, ControllerEpoch: 1}, v); err != nil {
-		t.Fatal(err)
-	}
+	h.updateIsr(tp, LeaderAndIsr{Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 2, 3, 4}, ControllerEpoch: 1}, v)
 	if err := writeIsrChangeNotification(h.admin, []topicPartition{tp}); err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +131,7 @@ func TestReassignmentResumesAfterFailover(t *testing.T) {
 	id := encodeUUID(h.c.ctx.topicIDs["orders"])
 	// As a previous controller left it, with 3 already in the ISR.
 	mustSet(`{"partitions":{"0":[3,1,2]},"topic_id":"` + id + `","adding_replicas":{"0":[3]},"removing_replicas":{"0":[2]},"version":3}`)
-	if _, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1, 2, 3}, ControllerEpoch: 1}, 0); err != nil {
-		t.Fatal(err)
-	}
+	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1, 2, 3}, ControllerEpoch: 1}, 0)
 	if err := h.admin.Delete(controllerPath, -1); err != nil {
 		t.Fatal(err)
 	}

@@ -23,9 +23,7 @@ func setupDisplacedLeader(t *testing.T, h *ctlHarness) {
 		t.Fatalf("setup: %+v", s)
 	}
 	// Leader 2 takes 1 back into the ISR and announces it.
-	if _, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 2, LeaderEpoch: s.LeaderEpoch, ISR: []int32{2, 1}, ControllerEpoch: 1}, v); err != nil {
-		t.Fatal(err)
-	}
+	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 2, LeaderEpoch: s.LeaderEpoch, ISR: []int32{2, 1}, ControllerEpoch: 1}, v)
 	if err := writeIsrChangeNotification(h.admin, []topicPartition{{"orders", 0}}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +86,7 @@ func TestElectLeadersUnclean(t *testing.T) {
 	c := h.becomeController(3)
 	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
 	h.run()
-	if _, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0); err != nil {
-		t.Fatal(err)
-	}
+	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
 	h.killBroker(1)
 	h.run()
 	res, err := c.electLeadersAPI(ElectUnclean, nil)
