@@ -118,10 +118,15 @@ func (f *fetchPlan) response() (*kmsg.FetchResponse, []frameHole) {
 		f.session.mu.Lock()
 		defer f.session.mu.Unlock()
 	}
-	type at struct{ t, p int }
+	// Where each partition with records sits in resp.Topics.
+	type at struct {
+		t, p int
+		data logstore.ReadResult
+	}
 	var where []at
-	var holeParts []*fetchPart
-	hadData := map[sessionKey]bool{}
+	// Only an incremental fetch rotates its session by what had data.
+	incremental := f.session != nil && !f.full
+	var hadData map[sessionKey]bool
 	for _, fp := range f.parts {
 		rp := kmsg.NewFetchResponseTopicPartition()
 		rp.Partition = fp.sp.key.partition
@@ -150,7 +155,10 @@ func (f *fetchPlan) response() (*kmsg.FetchResponse, []frameHole) {
 			continue
 		}
 		fp.sp.highWatermark, fp.sp.logStartOffset, fp.sp.lastStableOffset = rp.HighWatermark, rp.LogStartOffset, rp.LastStableOffset
-		if fp.data != nil {
+		if fp.data != nil && incremental {
+			if hadData == nil {
+				hadData = map[sessionKey]bool{}
+			}
 			hadData[fp.sp.key] = true
 		}
 		n := len(resp.Topics)
@@ -162,17 +170,16 @@ func (f *fetchPlan) response() (*kmsg.FetchResponse, []frameHole) {
 		}
 		resp.Topics[n-1].Partitions = append(resp.Topics[n-1].Partitions, rp)
 		if fp.data != nil {
-			where = append(where, at{n - 1, len(resp.Topics[n-1].Partitions) - 1})
-			holeParts = append(holeParts, fp)
+			where = append(where, at{n - 1, len(resp.Topics[n-1].Partitions) - 1, fp.data})
 		}
 	}
-	if f.session != nil && !f.full {
+	if incremental {
 		f.session.rotate(hadData)
 	}
 	// Slots are taken only now: appends above may have moved the slices.
 	holes := make([]frameHole, len(where))
 	for i, w := range where {
-		holes[i] = frameHole{Slot: &resp.Topics[w.t].Partitions[w.p].RecordBatches, Data: holeParts[i].data}
+		holes[i] = frameHole{Slot: &resp.Topics[w.t].Partitions[w.p].RecordBatches, Data: w.data}
 	}
 	return resp, holes
 }
