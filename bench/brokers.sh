@@ -10,14 +10,19 @@ KAFKA_JVM_OPTS=(-Xmx1G -Xms1G -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20
 	-XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent
 	-XX:MaxInlineLevel=15 -Djava.awt.headless=true)
 
-# write_kafka_config DIR PORT CONTROLLER_PORT: a single KRaft node in combined
-# mode (broker and controller in one process), Kafka defaults otherwise.
-write_kafka_config() {
-	local dir=$1 port=$2 cport=$3
-	cat >"$dir/server.properties" <<PROPS
+# write_kraft_config DIR ID PORT CONTROLLER_PORT QUORUM_PROP [PROP...]: a
+# KRaft node in combined mode (broker and controller in one process) with
+# the listener layout every Kafka node of the bench shares, Kafka defaults
+# otherwise. QUORUM_PROP says how it finds the controller quorum; the PROPs
+# follow num.partitions.
+write_kraft_config() {
+	local dir=$1 id=$2 port=$3 cport=$4 quorum=$5
+	shift 5
+	{
+		cat <<PROPS
 process.roles=broker,controller
-node.id=1
-controller.quorum.bootstrap.servers=127.0.0.1:$cport
+node.id=$id
+$quorum
 listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
 advertised.listeners=PLAINTEXT://127.0.0.1:$port
 controller.listener.names=CONTROLLER
@@ -25,13 +30,9 @@ inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
 log.dirs=$dir/data
 num.partitions=1
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-group.initial.rebalance.delay.ms=0
 PROPS
+		printf '%s\n' "$@" group.initial.rebalance.delay.ms=0
+	} >"$dir/server.properties"
 }
 
 # start_kafka DIR PORT CONTROLLER_PORT: formats the storage with Kafka's
@@ -39,7 +40,11 @@ PROPS
 start_kafka() {
 	local dir=$1 port=$2 cport=$3
 	mkdir -p "$dir"
-	write_kafka_config "$dir" "$port" "$cport"
+	# A single node cannot hold the internal topics' default 3 replicas.
+	write_kraft_config "$dir" 1 "$port" "$cport" "controller.quorum.bootstrap.servers=127.0.0.1:$cport" \
+		offsets.topic.replication.factor=1 transaction.state.log.replication.factor=1 \
+		transaction.state.log.min.isr=1 share.coordinator.state.topic.replication.factor=1 \
+		share.coordinator.state.topic.min.isr=1
 	local cp="$LIB/*" uuid
 	uuid=$(java -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)
 	java -cp "$cp" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn kafka.tools.StorageTool \

@@ -13,25 +13,6 @@
 KAFKA_CLUSTER_JVM_OPTS=(-Xmx512M -Xms512M "${KAFKA_JVM_OPTS[@]:2}")
 ZK_DIR=
 
-# write_kafka_node_config DIR ID PORT CPORT VOTERS
-write_kafka_node_config() {
-	local dir=$1 id=$2 port=$3 cport=$4 voters=$5
-	mkdir -p "$dir"
-	cat >"$dir/server.properties" <<PROPS
-process.roles=broker,controller
-node.id=$id
-controller.quorum.voters=$voters
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-log.dirs=$dir/data
-num.partitions=1
-group.initial.rebalance.delay.ms=0
-PROPS
-}
-
 # start_kafka_cluster DIR: sets BROKER_PIDS and BOOTSTRAP.
 start_kafka_cluster() {
 	local dir=$1 cp="$LIB/*" uuid i voters="" from=$((KAFKA_PORT + 10))
@@ -45,7 +26,8 @@ start_kafka_cluster() {
 	uuid=$(java -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)
 	BROKER_PIDS=""
 	for i in 1 2 3; do
-		write_kafka_node_config "$dir/node-$i" "$i" "${ports[i]}" "${cports[i]}" "$voters"
+		mkdir -p "$dir/node-$i"
+		write_kraft_config "$dir/node-$i" "$i" "${ports[i]}" "${cports[i]}" "controller.quorum.voters=$voters"
 		java -cp "$cp" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn kafka.tools.StorageTool \
 			format -t "$uuid" -c "$dir/node-$i/server.properties" >"$dir/node-$i/format.log" 2>&1
 	done
