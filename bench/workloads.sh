@@ -20,17 +20,21 @@ FILL_PROPS=(batch.size=262144 linger.ms=20 compression.type=none)
 # brokers, summed) or else BROKER_PID.
 probe_pids() { echo "${BROKER_PIDS:-$BROKER_PID}"; }
 
-# cpu_ticks: utime+stime of the broker(s) (fields 14 and 15 of
-# /proc/pid/stat; the command name in field 2 has no spaces for java or
-# kbroker).
-cpu_ticks() {
-	local pid sum=0 t
+# sum_proc FILE PROGRAM: the number awk PROGRAM prints from
+# /proc/<pid>/FILE, summed over the probed pids.
+sum_proc() {
+	local pid sum=0 v
 	for pid in $(probe_pids); do
-		t=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-		sum=$((sum + t))
+		v=$(awk "$2" "/proc/$pid/$1")
+		sum=$((sum + v))
 	done
 	echo "$sum"
 }
+
+# cpu_ticks: utime+stime of the broker(s) (fields 14 and 15 of
+# /proc/pid/stat; the command name in field 2 has no spaces for java or
+# kbroker).
+cpu_ticks() { sum_proc stat '{print $14 + $15}'; }
 
 # reset_peak_rss: writing 5 to clear_refs resets VmHWM to the current RSS,
 # so each run reports its own peak rather than the process's lifetime peak.
@@ -41,14 +45,7 @@ reset_peak_rss() {
 
 # peak_rss_kb: VmHWM, summed over the brokers of a cluster (each broker's
 # own peak; they need not coincide, so the sum is an upper bound).
-peak_rss_kb() {
-	local pid sum=0 v
-	for pid in $(probe_pids); do
-		v=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
-		sum=$((sum + v))
-	done
-	echo "$sum"
-}
+peak_rss_kb() { sum_proc status '/^VmHWM:/ {print $2}'; }
 
 # TOPIC_ARGS: replication of the topics create_topic makes; the cluster
 # workload sets replication factor 3 and min.insync.replicas=2.
