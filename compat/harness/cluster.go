@@ -214,16 +214,6 @@ func (b *Broker) Pause() error { return b.signal(syscall.SIGSTOP) }
 // Resume continues a paused broker with SIGCONT.
 func (b *Broker) Resume() error { return b.signal(syscall.SIGCONT) }
 
-// Pid is the process id of the running broker, 0 if none.
-func (b *Broker) Pid() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.cmd == nil || isClosed(b.done) {
-		return 0
-	}
-	return b.cmd.Process.Pid
-}
-
 func (b *Broker) signal(sig syscall.Signal) error {
 	b.mu.Lock()
 	cmd, done := b.cmd, b.done
