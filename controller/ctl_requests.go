@@ -38,21 +38,31 @@ type stopReplicaEntry struct {
 // UpdateMetadata, then StopReplica. Requests for brokers that are not live
 // are dropped when added, as Kafka does.
 type requestBatch struct {
-	ctx          *controllerContext
-	lai          map[int32]map[topicPartition]laiEntry
-	umBrokers    map[int32]bool
-	umPartitions map[int32]map[topicPartition]bool
-	stop         map[int32]map[topicPartition]stopReplicaEntry
+	ctx *controllerContext
+	lai map[int32]map[topicPartition]laiEntry
+	// um has an entry, possibly empty, for every broker due an
+	// UpdateMetadata: an empty one carries the live brokers only.
+	um   map[int32]map[topicPartition]bool
+	stop map[int32]map[topicPartition]stopReplicaEntry
 }
 
 func newRequestBatch(ctx *controllerContext) *requestBatch {
 	return &requestBatch{
-		ctx:          ctx,
-		lai:          map[int32]map[topicPartition]laiEntry{},
-		umBrokers:    map[int32]bool{},
-		umPartitions: map[int32]map[topicPartition]bool{},
-		stop:         map[int32]map[topicPartition]stopReplicaEntry{},
+		ctx:  ctx,
+		lai:  map[int32]map[topicPartition]laiEntry{},
+		um:   map[int32]map[topicPartition]bool{},
+		stop: map[int32]map[topicPartition]stopReplicaEntry{},
 	}
+}
+
+// brokerEntries returns broker id's partitions in m, made on first use.
+func brokerEntries[V any](m map[int32]map[topicPartition]V, id int32) map[topicPartition]V {
+	e := m[id]
+	if e == nil {
+		e = map[topicPartition]V{}
+		m[id] = e
+	}
+	return e
 }
 
 // addLeaderAndIsr queues the partition's state for brokers, and, as every
@@ -62,11 +72,7 @@ func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp topicPartition, st pa
 		if !b.ctx.isLive(id) {
 			continue
 		}
-		m := b.lai[id]
-		if m == nil {
-			m = map[topicPartition]laiEntry{}
-			b.lai[id] = m
-		}
+		m := brokerEntries(b.lai, id)
 		// A new partition stays new if queued twice in one batch.
 		if old, ok := m[tp]; ok && old.isNew {
 			isNew = true
@@ -83,12 +89,7 @@ func (b *requestBatch) addUpdateMetadata(brokers []int32, partitions []topicPart
 		if !b.ctx.isLive(id) {
 			continue
 		}
-		b.umBrokers[id] = true
-		m := b.umPartitions[id]
-		if m == nil {
-			m = map[topicPartition]bool{}
-			b.umPartitions[id] = m
-		}
+		m := brokerEntries(b.um, id)
 		for _, tp := range partitions {
 			m[tp] = true
 		}
@@ -100,11 +101,7 @@ func (b *requestBatch) addStopReplica(brokers []int32, tp topicPartition, delete
 		if !b.ctx.isLive(id) {
 			continue
 		}
-		m := b.stop[id]
-		if m == nil {
-			m = map[topicPartition]stopReplicaEntry{}
-			b.stop[id] = m
-		}
+		m := brokerEntries(b.stop, id)
 		// A delete already queued wins over a plain stop.
 		if old, ok := m[tp]; ok && old.delete {
 			deletePartition = true
@@ -135,8 +132,8 @@ func (b *requestBatch) build(ci controllerIdentity, interBrokerListener string) 
 		}
 	}
 	for _, id := range b.ctx.liveBrokerIDs() {
-		if b.umBrokers[id] {
-			out = append(out, outgoing{id, b.updateMetadataRequest(ci, id, b.umPartitions[id])})
+		if m, ok := b.um[id]; ok {
+			out = append(out, outgoing{id, b.updateMetadataRequest(ci, id, m)})
 		}
 	}
 	for _, id := range b.ctx.liveBrokerIDs() {
