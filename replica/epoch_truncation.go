@@ -69,13 +69,20 @@ func CheckLastFetchedEpoch(cache *EpochCache, logStartOffset, logEndOffset int64
 		return FetchEpochOK, EpochEndOffset{}
 	}
 	end := cache.EndOffsetFor(lastFetchedEpoch, logEndOffset)
+	return checkEpochEnd(end, logStartOffset, lastFetchedEpoch, fetchOffset), end
+}
+
+// checkEpochEnd is CheckLastFetchedEpoch once the leader's epoch cache has
+// said where lastFetchedEpoch ends: the live leader asks its log's cache
+// rather than building an EpochCache per fetch.
+func checkEpochEnd(end EpochEndOffset, logStartOffset int64, lastFetchedEpoch int32, fetchOffset int64) FetchEpochCheck {
 	switch {
 	case end.LeaderEpoch == UndefinedEpoch || end.EndOffset == UndefinedEpochOffset:
-		return FetchEpochOffsetOutOfRange, end
+		return FetchEpochOffsetOutOfRange
 	case fetchOffset < logStartOffset:
-		return FetchEpochOffsetOutOfRange, end
+		return FetchEpochOffsetOutOfRange
 	case end.LeaderEpoch < lastFetchedEpoch || end.EndOffset < fetchOffset:
-		return FetchEpochDiverging, end
+		return FetchEpochDiverging
 	}
-	return FetchEpochOK, end
+	return FetchEpochOK
 }

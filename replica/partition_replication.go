@@ -30,12 +30,13 @@ func (p *Partition) ReadForFollower(replicaID int32, fetchOffset, followerLogSta
 	leo := p.log.LogEndOffset()
 	start := p.log.LogStartOffset()
 	if lastFetchedEpoch >= 0 {
-		epoch, end := p.log.EndOffsetForEpoch(lastFetchedEpoch)
-		switch {
-		case epoch < 0 || end < 0 || fetchOffset < start:
+		var end EpochEndOffset
+		end.LeaderEpoch, end.EndOffset = p.log.EndOffsetForEpoch(lastFetchedEpoch)
+		switch checkEpochEnd(end, start, lastFetchedEpoch, fetchOffset) {
+		case FetchEpochOffsetOutOfRange:
 			return nil, p.readInfo(), nil, kerr.OffsetOutOfRange
-		case epoch < lastFetchedEpoch || end < fetchOffset:
-			return nil, p.readInfo(), &DivergingEpoch{Epoch: epoch, EndOffset: end}, nil
+		case FetchEpochDiverging:
+			return nil, p.readInfo(), &DivergingEpoch{Epoch: end.LeaderEpoch, EndOffset: end.EndOffset}, nil
 		}
 	}
 	rr, err := p.log.Read(fetchOffset, leo, maxBytes, minOneBatch)

@@ -114,3 +114,22 @@ func TestWatchPokesWithoutBlocking(t *testing.T) {
 		t.Fatal("the other partition's watch must still poke")
 	}
 }
+
+// A follower's last fetched epoch decides between records, a diverging
+// epoch and OFFSET_OUT_OF_RANGE (Fetch v12+, reference §4.5).
+func TestReadForFollowerChecksLastFetchedEpoch(t *testing.T) {
+	p := New("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0, Options{MinInsyncReplicas: 1})
+	if !p.BecomeLeader(LeaderAndIsr{Leader: 0, LeaderEpoch: 3, Isr: []int32{0, 1}, Replicas: []int32{0, 1}}) {
+		t.Fatal("BecomeLeader not applied")
+	}
+	appendOne(t, p, 4)
+	if _, _, d, err := p.ReadForFollower(1, 4, 0, 5, 1<<20, true); !errors.Is(err, kerr.OffsetOutOfRange) || d != nil {
+		t.Fatalf("epoch the leader never had: %v %+v", err, d)
+	}
+	if _, _, d, err := p.ReadForFollower(1, 1, 0, 2, 1<<20, true); err != nil || d == nil || *d != (DivergingEpoch{Epoch: 2, EndOffset: 0}) {
+		t.Fatalf("epoch older than the leader's first: %v %+v", err, d)
+	}
+	if _, info, d, err := p.ReadForFollower(1, 2, 0, 3, 1<<20, true); err != nil || d != nil || info.LogEndOffset != 4 {
+		t.Fatalf("same epoch, offset inside it: %v %+v %+v", err, d, info)
+	}
+}
