@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -160,11 +161,7 @@ func (p *chaosProducer) stop(t *testing.T) map[string]chaosAck {
 	sort.Strings(texts)
 	t.Logf("producer %s: %d sent, %d acknowledged; failures: %v; longest record latency %v (%s); longest time without an acknowledgement %v, ended %s",
 		p.prefix, p.sent, len(p.acked), texts, p.maxLatency.Round(time.Millisecond), p.slowest, p.maxGap.Round(time.Millisecond), p.gapEnd.Format("15:04:05.000"))
-	out := make(map[string]chaosAck, len(p.acked))
-	for k, v := range p.acked {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.acked)
 }
 
 // produceChaosSync produces n records valued prefix-seq to partition p

@@ -404,16 +404,5 @@ func metadataClusterID(t *testing.T, addr string) string {
 // in its ISR.
 func waitFullISR(t *testing.T, conn *zk.Conn, topic string, partitions int32, rf int) {
 	t.Helper()
-	waitUntil(t, 30*time.Second, "full ISRs of "+topic, func() error {
-		states, err := readStates(conn, topic, partitions)
-		if err != nil {
-			return err
-		}
-		for p, s := range states {
-			if len(s.ISR) != rf {
-				return fmt.Errorf("partition %d: %+v", p, s)
-			}
-		}
-		return nil
-	})
+	waitISRSize(t, conn, topic, partitions, rf, 30*time.Second)
 }
