@@ -39,11 +39,12 @@ func handleListOffsets(b *Broker, _ context.Context, req *protocol.Request) prot
 	for _, rt := range r.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
+		t := b.topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			p, err := b.leaderPartitionByName(rt.Topic, rp.Partition)
+			p, err := b.leaderPartition(t, rp.Partition)
 			if err != nil {
 				sp.ErrorCode = errCode(err)
 			} else if err := listOffset(p, rp, fromReplica, &sp); err != nil {

@@ -33,11 +33,11 @@ func handleDeleteRecords(b *Broker, _ context.Context, req *protocol.Request) pr
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			p, perr := b.leaderPartitionByName(rt.Topic, rp.Partition)
+			p, perr := b.leaderPartition(t, rp.Partition)
 			switch {
 			case perr != nil:
 				sp.ErrorCode = errCode(perr)
-			case t != nil && !deletableTopic(b, t):
+			case !deletableTopic(b, t):
 				// Kafka refuses DeleteRecords on compact-only topics.
 				sp.ErrorCode = kerr.PolicyViolation.Code
 			case rp.Offset < -1:

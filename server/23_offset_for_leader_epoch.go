@@ -29,11 +29,12 @@ func handleOffsetForLeaderEpoch(b *Broker, _ context.Context, req *protocol.Requ
 	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
+		t := b.topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
-			p, err := b.epochReplica(rt.Topic, rp.Partition, r.ReplicaID == debuggingReplicaID && req.Version >= 3)
+			p, err := b.epochReplica(t, rp.Partition, r.ReplicaID == debuggingReplicaID && req.Version >= 3)
 			if err == nil && req.Version >= 2 {
 				err = p.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
 			}
@@ -50,8 +51,7 @@ func handleOffsetForLeaderEpoch(b *Broker, _ context.Context, req *protocol.Requ
 }
 
 // epochReplica is the leader's replica, or with anyReplica any hosted one.
-func (b *Broker) epochReplica(topic string, partition int32, anyReplica bool) (*replica.Partition, error) {
-	t := b.topic(topic)
+func (b *Broker) epochReplica(t *Topic, partition int32, anyReplica bool) (*replica.Partition, error) {
 	if !anyReplica {
 		return b.leaderPartition(t, partition)
 	}

@@ -24,10 +24,11 @@ func handleDescribeProducers(b *Broker, _ context.Context, req *protocol.Request
 	for _, rt := range r.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
+		t := b.topic(rt.Topic)
 		for _, pi := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = pi
-			p, perr := b.leaderPartitionByName(rt.Topic, pi)
+			p, perr := b.leaderPartition(t, pi)
 			if perr != nil {
 				sp.ErrorCode = errCode(perr)
 				st.Partitions = append(st.Partitions, sp)

@@ -111,11 +111,6 @@ func (b *Broker) leaderPartition(t *Topic, idx int32) (*replica.Partition, error
 	return p, nil
 }
 
-// leaderPartitionByName is leaderPartition for a topic name.
-func (b *Broker) leaderPartitionByName(topic string, idx int32) (*replica.Partition, error) {
-	return b.leaderPartition(b.topic(topic), idx)
-}
-
 // topicNames returns every topic name, sorted.
 func (b *Broker) topicNames() []string {
 	b.mu.RLock()
