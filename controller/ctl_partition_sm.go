@@ -248,6 +248,7 @@ func (c *kafkaController) initializePartitions(b *requestBatch, tps []topicParti
 			c.log.Warn("new partition has no live replica, it stays offline", "topic", tp.Topic, "partition", tp.Partition)
 			continue
 		}
+		// PartitionEpoch stays 0: the version of the znode created below.
 		st := partitionLeadership{leaderAndIsr: init, ControllerEpoch: c.epoch}
 		if err := createRecursive(c.zk, topicPartitionPath(tp.Topic, tp.Partition)); err != nil {
 			if isFatalZKError(err) {
@@ -256,7 +257,7 @@ func (c *kafkaController) initializePartitions(b *requestBatch, tps []topicParti
 			c.log.Error("creating partition path", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 			continue
 		}
-		res, err := controllerWrite(c.zk, c.epochZkVersion, &opCreate{
+		_, err := controllerWrite(c.zk, c.epochZkVersion, &opCreate{
 			Path: partitionStatePath(tp.Topic, tp.Partition),
 			Data: st.znode().encode(),
 			Mode: modePersistent,
@@ -278,8 +279,6 @@ func (c *kafkaController) initializePartitions(b *requestBatch, tps []topicParti
 			c.log.Error("creating partition state", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 			continue
 		}
-		_ = res
-		st.PartitionEpoch = 0
 		c.ctx.leadership[tp] = st
 		c.ctx.states[tp] = partitionOnline
 		b.addLeaderAndIsr(st.ISR, tp, st, a, true)
