@@ -97,13 +97,14 @@ measure() {
 	after=$(cpu_ticks)
 	fields=$($parser "$out") || status=fail
 	[[ -n "$fields" ]] || fields="0 0 0 0 0"
-	local cpu_s client_cpu_s
+	local cpu_s client_cpu_s rss_kb
 	cpu_s=$(awk -v a="$after" -v b="$before" -v hz="$CLK_TCK" 'BEGIN {printf "%.2f", (a - b) / hz}')
 	client_cpu_s=$(awk -v t="$client_ticks" -v hz="$CLK_TCK" 'BEGIN {printf "%.2f", t / hz}')
+	rss_kb=$(peak_rss_kb)
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$broker" "$wl" "$rep" "$status" \
-		"$(echo "$fields" | tr ' ' '\t')" "$cpu_s" "$bytes" "$(peak_rss_kb)" \
+		"$(echo "$fields" | tr ' ' '\t')" "$cpu_s" "$bytes" "$rss_kb" \
 		"$(cut -d' ' -f1 /proc/loadavg)" "$client_cpu_s" >>"$RAW"
-	echo "bench: $broker $wl #$rep $status: $fields cpu=${cpu_s}s client=${client_cpu_s}s rss=$(peak_rss_kb)kB" >&2
+	echo "bench: $broker $wl #$rep $status: $fields cpu=${cpu_s}s client=${client_cpu_s}s rss=${rss_kb}kB" >&2
 }
 
 # "N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max
@@ -268,14 +269,14 @@ run_workloads() {
 	# fit in it together).
 	# The fill is set-up, not a measured run: larger batches (the same for
 	# both brokers) make it quicker on a slow machine.
+	local -a fill
 	for broker in "${brokers[@]}"; do
 		use_broker "$broker"
 		create_topic consume
-		log_cmd fill "$TOOLS/kafka-producer-perf-test" --topic consume --num-records "$CONSUME_RECORDS" \
-			--record-size 1024 --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 "${FILL_PROPS[@]}"
-		timeout "$STEP_TIMEOUT" "$TOOLS/kafka-producer-perf-test" --topic consume --num-records "$CONSUME_RECORDS" \
-			--record-size 1024 --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 \
-			"${FILL_PROPS[@]}" >"$RUN/$broker-consume-fill.out" 2>&1 || echo "bench: $broker consume fill failed" >&2
+		fill=("$TOOLS/kafka-producer-perf-test" --topic consume --num-records "$CONSUME_RECORDS"
+			--record-size 1024 --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 "${FILL_PROPS[@]}")
+		log_cmd fill "${fill[@]}"
+		timeout "$STEP_TIMEOUT" "${fill[@]}" >"$RUN/$broker-consume-fill.out" 2>&1 || echo "bench: $broker consume fill failed" >&2
 		echo "bench: $broker consume fill: $(parse_producer_perf "$RUN/$broker-consume-fill.out")" >&2
 	done
 	for rep in $(seq 1 "$REPS"); do
