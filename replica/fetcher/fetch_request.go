@@ -11,13 +11,6 @@ import (
 func (f *fetcher) fetchRequest(sts []*partitionState) (*kmsg.FetchRequest, []sentPartition) {
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = f.cfg.FetchVersion
-	for _, st := range sts {
-		if st.p.TopicID() == ([16]byte{}) {
-			// Without a topic id for every partition Kafka caps Fetch
-			// at v12 (reference §2.13).
-			req.Version = min(req.Version, topicIDVersion-1)
-		}
-	}
 	// kmsg writes ReplicaID up to v14 and the ReplicaState tag from v15
 	// (KIP-903); setting both serves every version.
 	req.ReplicaID = f.cfg.BrokerID
@@ -33,11 +26,17 @@ func (f *fetcher) fetchRequest(sts []*partitionState) (*kmsg.FetchRequest, []sen
 	sent := make([]sentPartition, 0, len(sts))
 	byTopic := map[string]int{}
 	for _, st := range sts {
+		id := st.p.TopicID()
+		if id == ([16]byte{}) {
+			// Without a topic id for every partition Kafka caps Fetch
+			// at v12 (reference §2.13).
+			req.Version = min(req.Version, topicIDVersion-1)
+		}
 		i, ok := byTopic[st.part.Topic]
 		if !ok {
 			t := kmsg.NewFetchRequestTopic()
 			t.Topic = st.part.Topic
-			t.TopicID = st.p.TopicID()
+			t.TopicID = id
 			req.Topics = append(req.Topics, t)
 			i = len(req.Topics) - 1
 			byTopic[st.part.Topic] = i

@@ -26,11 +26,14 @@ func (f *fetcher) truncateRound() bool {
 		}
 		ask = append(ask, st)
 	}
-	req := f.offsetForLeaderEpochRequest(ask)
-	f.mu.Unlock()
 	if len(ask) == 0 {
+		// The common case, every round while all partitions fetch: no
+		// request to build.
+		f.mu.Unlock()
 		return len(sts) > 0
 	}
+	req := f.offsetForLeaderEpochRequest(ask)
+	f.mu.Unlock()
 	kresp, ok := f.request(req, ask)
 	if !ok {
 		return true
