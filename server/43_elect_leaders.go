@@ -60,24 +60,13 @@ func handleElectLeaders(b *Broker, _ context.Context, req *protocol.Request) pro
 	unclean := typ == electionUnclean
 	switch {
 	case b.cluster == nil:
-		if all {
-			partitions = b.allTopicPartitions()
-		}
-		results := make(map[TopicPartition]error, len(partitions))
-		for _, tp := range partitions {
-			results[tp] = b.standaloneElection(unclean, tp)
-		}
+		results := b.electionResults(partitions, all, func(tp TopicPartition) error {
+			return b.standaloneElection(unclean, tp)
+		})
 		fillElectLeaders(resp, results, all)
 		return protocol.Response{Msg: resp}
 	case !b.cluster.control.IsController():
-		if all {
-			partitions = b.allTopicPartitions()
-		}
-		results := make(map[TopicPartition]error, len(partitions))
-		for _, tp := range partitions {
-			results[tp] = kerr.NotController
-		}
-		fillElectLeaders(resp, results, all)
+		fillElectLeaders(resp, b.electionResults(partitions, all, func(TopicPartition) error { return kerr.NotController }), all)
 		return protocol.Response{Msg: resp}
 	}
 	timeout := requestTimeout(r.TimeoutMillis)
@@ -89,19 +78,26 @@ func handleElectLeaders(b *Broker, _ context.Context, req *protocol.Request) pro
 			// The controller resigned or timed out before answering:
 			// every named partition carries that error.
 			err = controllerCallError(err)
-			if all {
-				partitions = b.allTopicPartitions()
-			}
-			results = make(map[TopicPartition]error, len(partitions))
-			for _, tp := range partitions {
-				results[tp] = err
-			}
+			results = b.electionResults(partitions, all, func(TopicPartition) error { return err })
 		} else {
 			b.awaitElectedLeaders(ctx, unclean, results)
 		}
 		fillElectLeaders(resp, results, all)
 		return protocol.Response{Msg: resp}
 	}}
+}
+
+// electionResults gives each named partition, or every partition for null
+// topics, the outcome decide returns.
+func (b *Broker) electionResults(partitions []TopicPartition, all bool, decide func(TopicPartition) error) map[TopicPartition]error {
+	if all {
+		partitions = b.allTopicPartitions()
+	}
+	results := make(map[TopicPartition]error, len(partitions))
+	for _, tp := range partitions {
+		results[tp] = decide(tp)
+	}
+	return results
 }
 
 // requestTimeout is a request's TimeoutMillis, bounded so that a zero or
