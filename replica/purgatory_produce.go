@@ -55,7 +55,7 @@ func CheckDelayedProduce(st ProduceWaitState, requiredOffset int64, now, deadlin
 	case st.Leader == nil || !st.Leader.isLeader:
 		return ProduceWaitOutcome{Done: true, Err: kerr.NotLeaderForPartition}
 	case st.Leader.highWatermark >= requiredOffset:
-		if len(st.Leader.MaximalIsr()) >= st.Leader.EffectiveMinIsr() {
+		if len(st.Leader.maximalIsr()) >= st.Leader.EffectiveMinIsr() {
 			return ProduceWaitOutcome{Done: true}
 		}
 		return ProduceWaitOutcome{Done: true, Err: kerr.NotEnoughReplicasAfterAppend}

@@ -75,10 +75,7 @@ func (s *LeaderState) MaybeIncrementHighWatermark(now time.Time) bool {
 	if !s.isLeader || s.IsUnderMinIsr() {
 		return false
 	}
-	maximal := s.isr
-	if s.pending != nil && s.pending.Kind == IsrExpand {
-		maximal = s.pending.Isr
-	}
+	maximal := s.maximalIsr()
 	candidate := s.logEndOffset
 	for id, f := range s.followers {
 		if f.LogEndOffset >= candidate {

@@ -19,11 +19,15 @@ func (s *LeaderState) Isr() []int32 { return slices.Clone(s.isr) }
 // MaximalIsr is the committed ISR plus a replica whose addition is in
 // flight (a pending shrink still counts its victims): the HW and acks=-1
 // use it, because assuming the larger set is the safe side (3.x).
-func (s *LeaderState) MaximalIsr() []int32 {
+func (s *LeaderState) MaximalIsr() []int32 { return slices.Clone(s.maximalIsr()) }
+
+// maximalIsr is MaximalIsr without the copy, for the HW and acks=-1
+// checks, which only read it.
+func (s *LeaderState) maximalIsr() []int32 {
 	if s.pending != nil && s.pending.Kind == IsrExpand {
-		return slices.Clone(s.pending.Isr)
+		return s.pending.Isr
 	}
-	return slices.Clone(s.isr)
+	return s.isr
 }
 
 // Follower returns a copy of what the leader knows about follower id.
