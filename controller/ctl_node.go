@@ -419,44 +419,21 @@ func (n *Node) checkLeaderImbalance(ctx context.Context) {
 		return
 	}
 	ticks := n.cfg.LeaderImbalanceTicks
+	var next *time.Timer
 	if ticks == nil {
 		// Kafka checks first 5 s after failover, then every interval.
-		t := make(chan time.Time)
-		go func() {
-			first := time.NewTimer(5 * time.Second)
-			defer first.Stop()
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-first.C:
-				select {
-				case t <- now:
-				case <-ctx.Done():
-					return
-				}
-			}
-			tk := time.NewTicker(n.cfg.LeaderImbalanceCheckInterval)
-			defer tk.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case now := <-tk.C:
-					select {
-					case t <- now:
-					case <-ctx.Done():
-						return
-					}
-				}
-			}
-		}()
-		ticks = t
+		next = time.NewTimer(5 * time.Second)
+		defer next.Stop()
+		ticks = next.C
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticks:
+			if next != nil {
+				next.Reset(n.cfg.LeaderImbalanceCheckInterval)
+			}
 			if c, err := n.controller(); err == nil {
 				c.enqueue(ctlEvent{"AutoPreferredReplicaLeaderElection", c.processAutoPreferredReplicaLeaderElection})
 			}
