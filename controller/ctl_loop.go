@@ -208,8 +208,7 @@ func (c *kafkaController) process(ev ctlEvent) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, errControllerMoved) || errors.Is(err, errSessionLost) ||
-		errors.Is(err, errSessionExpired) || errors.Is(err, errConnectionClosed) {
+	if isFatalZKError(err) {
 		return fmt.Errorf("%s: %w", ev.name, err)
 	}
 	if ev.name == "Startup" {
