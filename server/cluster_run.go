@@ -61,18 +61,7 @@ func (b *Broker) adoptClusterID(ctx context.Context, node *controller.Node, node
 // runClusterTasks runs the leader's periodic ISR check (isr-expiration,
 // every replica.lag.time.max.ms / 2) until ctx ends.
 func (b *Broker) runClusterTasks(ctx context.Context) {
-	interval := b.cfg.ReplicaLagTimeMax / 2
-	if interval <= 0 {
-		interval = 15 * time.Second
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	runEvery(ctx, b.cfg.ReplicaLagTimeMax/2, 15*time.Second, func() {
 		b.cluster.mu.Lock()
 		hosted := make([]*replica.Partition, 0, len(b.cluster.hosted))
 		for _, p := range b.cluster.hosted {
@@ -83,5 +72,5 @@ func (b *Broker) runClusterTasks(ctx context.Context) {
 		for _, p := range hosted {
 			p.MaybeShrinkIsr()
 		}
-	}
+	})
 }

@@ -80,11 +80,17 @@ func (b *Broker) readHighWatermarks() map[TopicPartition]int64 {
 	return out
 }
 
-// runHighWatermarkCheckpoints checkpoints until ctx ends, then once more.
+// runHighWatermarkCheckpoints checkpoints until ctx ends; Run checkpoints
+// once more after every writer has stopped.
 func (b *Broker) runHighWatermarkCheckpoints(ctx context.Context) {
-	interval := b.cfg.ReplicaHighWatermarkCheckpointInterval
+	runEvery(ctx, b.cfg.ReplicaHighWatermarkCheckpointInterval, 5*time.Second, b.checkpointHighWatermarks)
+}
+
+// runEvery calls fn every interval (fallback when interval is not
+// positive) until ctx ends.
+func runEvery(ctx context.Context, interval, fallback time.Duration, fn func()) {
 	if interval <= 0 {
-		interval = 5 * time.Second
+		interval = fallback
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -93,7 +99,7 @@ func (b *Broker) runHighWatermarkCheckpoints(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			b.checkpointHighWatermarks()
+			fn()
 		}
 	}
 }
