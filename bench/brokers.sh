@@ -114,13 +114,22 @@ stop_brokers() {
 # stop_broker: SIGTERM, then SIGKILL after 30 s.
 stop_broker() {
 	[[ -n "${BROKER_PID:-}" ]] || return 0
-	kill "$BROKER_PID" 2>/dev/null || true
-	local i
+	stop_pids "$BROKER_PID"
+	BROKER_PID=
+}
+
+# stop_pids PID...: SIGTERM to all at once, SIGKILL to any left after 30 s.
+stop_pids() {
+	local pid i alive
+	for pid in "$@"; do kill "$pid" 2>/dev/null || true; done
 	for ((i = 0; i < 60; i++)); do
-		kill -0 "$BROKER_PID" 2>/dev/null || break
+		alive=
+		for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+		[[ -n "$alive" ]] || break
 		sleep 0.5
 	done
-	kill -9 "$BROKER_PID" 2>/dev/null || true
-	wait "$BROKER_PID" 2>/dev/null || true
-	BROKER_PID=
+	for pid in "$@"; do
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 }

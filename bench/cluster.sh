@@ -107,19 +107,9 @@ wait_cluster() {
 # node that lost its quorum waits for it), SIGKILL after 30 s; then
 # ZooKeeper through zk.sh.
 stop_cluster() {
-	local pid i alive
 	if [[ -n "${BROKER_PIDS:-}" ]]; then
-		for pid in $BROKER_PIDS; do kill "$pid" 2>/dev/null || true; done
-		for ((i = 0; i < 60; i++)); do
-			alive=
-			for pid in $BROKER_PIDS; do kill -0 "$pid" 2>/dev/null && alive=1; done
-			[[ -n "$alive" ]] || break
-			sleep 0.5
-		done
-		for pid in $BROKER_PIDS; do
-			kill -9 "$pid" 2>/dev/null || true
-			wait "$pid" 2>/dev/null || true
-		done
+		# shellcheck disable=SC2086 # BROKER_PIDS is a list
+		stop_pids $BROKER_PIDS
 		BROKER_PIDS=
 	fi
 	if [[ -n "${ZK_DIR:-}" ]]; then
