@@ -4,14 +4,11 @@ import "slices"
 
 // Read-only views of LeaderState. Slices are copies.
 
-func (s *LeaderState) LocalID() int32                { return s.localID }
-func (s *LeaderState) LeaderEpoch() int32            { return s.leaderEpoch }
-func (s *LeaderState) PartitionEpoch() int32         { return s.partitionEpoch }
-func (s *LeaderState) ControllerEpoch() int32        { return s.controllerEpoch }
-func (s *LeaderState) LeaderEpochStartOffset() int64 { return s.leaderEpochStartOffset }
-func (s *LeaderState) LogEndOffset() int64           { return s.logEndOffset }
-func (s *LeaderState) HighWatermark() int64          { return s.highWatermark }
-func (s *LeaderState) Replicas() []int32             { return slices.Clone(s.replicas) }
+func (s *LeaderState) LocalID() int32        { return s.localID }
+func (s *LeaderState) LeaderEpoch() int32    { return s.leaderEpoch }
+func (s *LeaderState) PartitionEpoch() int32 { return s.partitionEpoch }
+func (s *LeaderState) LogEndOffset() int64   { return s.logEndOffset }
+func (s *LeaderState) HighWatermark() int64  { return s.highWatermark }
 
 // Isr is the committed ISR: what the state znode holds.
 func (s *LeaderState) Isr() []int32 { return slices.Clone(s.isr) }
@@ -61,14 +58,6 @@ func (s *LeaderState) IsAtMinIsr() bool {
 // (UnderReplicatedPartitions, --under-replicated-partitions).
 func (s *LeaderState) IsUnderReplicated() bool {
 	return s.isLeader && len(s.isr) < len(s.replicas)
-}
-
-// PendingIsrChange is the ISR change in flight, if any.
-func (s *LeaderState) PendingIsrChange() (IsrChange, bool) {
-	if s.pending == nil {
-		return IsrChange{}, false
-	}
-	return s.pending.clone(), true
 }
 
 // SetMinInsyncReplicas applies a changed min.insync.replicas (a topic
