@@ -23,7 +23,7 @@ func TestPreferredLeaderElection(t *testing.T) {
 	const topic, partitions = "preferred", 6
 	createTopic(t, c, topic, partitions, 3, nil)
 	waitFullISR(t, conn, topic, partitions, 3)
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	var victim int32
 	for _, b := range c.Brokers {
 		if b.ID != ctrl {

@@ -41,7 +41,7 @@ func TestChaosLeaderKillWhileProducing(t *testing.T) {
 func TestChaosFollowerRestarts(t *testing.T) {
 	c := harness.StartCluster(t, 3)
 	conn := c.ZK.Connect(t)
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	rest := otherThan(c, ctrl)
 	leader, victim := rest[0], rest[1]
 	const topic, partitions = "chaos-follower", 3

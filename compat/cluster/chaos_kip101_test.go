@@ -47,7 +47,7 @@ func TestChaosKIP101Truncation(t *testing.T) {
 func kip101SuffixBelowHW(t *testing.T) {
 	c := harness.StartCluster(t, 3)
 	conn := c.ZK.Connect(t)
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	rest := otherThan(c, ctrl)
 	// C is not the controller, so its death leaves the controller to
 	// shrink the ISR at once.
@@ -216,7 +216,7 @@ func verifyKIP101(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic string,
 func kip101SuffixAboveHW(t *testing.T) {
 	c := harness.StartCluster(t, 3)
 	conn := c.ZK.Connect(t)
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	rest := otherThan(c, ctrl)
 	// L is not the controller, so its death is handled by a controller
 	// that was only paused for a moment.

@@ -20,7 +20,7 @@ import (
 func TestControllerFailover(t *testing.T) {
 	c := harness.StartCluster(t, 3)
 	conn := c.ZK.Connect(t)
-	old := waitController(t, conn, 30*time.Second, func(int32) bool { return true })
+	old := waitController(t, conn, 30*time.Second, anyBroker)
 	epoch0, err := controllerEpoch(conn)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestLeaderFailover(t *testing.T) {
 	const topic, partitions = "failover", 6
 	c, conn := startWithTopic(t, topic, partitions)
 
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	before := mustStates(t, conn, topic, partitions)
 	// Kill a leader that is not the controller, so this test sees the
 	// broker-failure election rather than a controller failover.

@@ -139,6 +139,9 @@ func controllerEpoch(conn *zk.Conn) (int32, error) {
 	return int32(v), nil
 }
 
+// anyBroker accepts whichever broker waitController finds.
+func anyBroker(int32) bool { return true }
+
 func waitController(t *testing.T, conn *zk.Conn, timeout time.Duration, ok func(int32) bool) int32 {
 	t.Helper()
 	var id int32

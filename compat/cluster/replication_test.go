@@ -66,7 +66,7 @@ func TestIsrShrinkExpand(t *testing.T) {
 	createTopic(t, c, topic, partitions, 3, minISR2)
 	waitFullISR(t, conn, topic, partitions, 3)
 
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	states := mustStates(t, conn, topic, partitions)
 	var follower int32 = -1
 	for _, b := range c.Brokers {
@@ -180,7 +180,7 @@ func TestIsrShrinkExpand(t *testing.T) {
 func TestNotEnoughReplicas(t *testing.T) {
 	c := harness.StartCluster(t, 3)
 	conn := c.ZK.Connect(t)
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	// The surviving broker is the leader and the controller, so the ISR
 	// shrink to it alone is certain to be decided.
 	replicas := []int32{ctrl}
@@ -228,7 +228,7 @@ func TestNotEnoughReplicas(t *testing.T) {
 func TestLeaderKillNoAckedLoss(t *testing.T) {
 	const topic, partitions = "no-loss", 3
 	c, conn := startWithTopic(t, topic, partitions)
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	states := mustStates(t, conn, topic, partitions)
 	victim := states[0].Leader
 	if victim == ctrl {

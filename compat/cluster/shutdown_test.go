@@ -12,7 +12,7 @@ func TestControlledShutdown(t *testing.T) {
 	const topic, partitions = "shutdown", 6
 	c, conn := startWithTopic(t, topic, partitions)
 
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	before := mustStates(t, conn, topic, partitions)
 	victim := leaderNotController(t, c, before, ctrl)
 	t.Logf("SIGTERM to broker %d, leader of %v (controller %d)", victim, partitionsLedBy(before, victim), ctrl)

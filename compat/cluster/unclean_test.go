@@ -16,7 +16,7 @@ import (
 func TestUncleanElection(t *testing.T) {
 	c := harness.StartCluster(t, 3)
 	conn := c.ZK.Connect(t)
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	// The two replicas are the non-controller brokers, so the controller
 	// stays alive to make (or refuse) the election.
 	var leader, follower int32 = -1, -1

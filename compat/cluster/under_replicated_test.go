@@ -15,7 +15,7 @@ import (
 func TestUnderReplicatedPartitions(t *testing.T) {
 	c := harness.StartCluster(t, 3)
 	conn := c.ZK.Connect(t)
-	ctrl := waitController(t, conn, 10*time.Second, func(int32) bool { return true })
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
 	// Replicas of "urp" partitions 0 and 1 include the victim; partition 2
 	// does not, so the listing must be selective.
 	var victim, a int32 = -1, -1
