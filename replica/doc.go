@@ -5,14 +5,16 @@
 // API: Partition wraps one logstore.Log. AppendAsLeader appends a produce
 // request's validated batches; Read serves consumers below the high
 // watermark; Changed returns a channel closed on the next change, which
-// long-polling fetches and acks=-1 produces wait on; CheckLeaderEpoch
+// acks=-1 produces wait on, and Watch pokes a channel at every change, for
+// long-polling fetches that wait on many partitions; CheckLeaderEpoch
 // applies KIP-320's current_leader_epoch rule; DeleteRecordsBefore moves
 // the log start offset (never past the HW); Attached holds per-partition
 // state of the layers above (the data path's producer table), so that it
 // lives and dies with the partition.
 //
 // Invariants: HW <= LEO; the HW never moves backwards on a leader; leader
-// epochs never decrease. Checked in advanceHighWatermark.
+// epochs never decrease. LeaderState.MaybeIncrementHighWatermark keeps the
+// first two.
 //
 // Locks: Partition.mu guards the partition's leader state and is never held
 // while waiting; the log has its own lock and is called with mu held only
