@@ -108,7 +108,14 @@ func (c *controllerContext) isLive(id int32) bool {
 	return ok
 }
 
-// liveOrShuttingDownIDs are the brokers requests go to, in id order.
+// replicaOnline: id is registered and its replica of tp is not in a
+// failed log directory; a broker shutting down still counts.
+func (c *controllerContext) replicaOnline(tp topicPartition, id int32) bool {
+	return c.isLive(id) && !c.offlineReplicas[tp][id]
+}
+
+// liveBrokerIDs are the brokers requests go to, shutting-down ones
+// included, in id order.
 func (c *controllerContext) liveBrokerIDs() []int32 {
 	ids := make([]int32, 0, len(c.brokers))
 	for id := range c.brokers {
@@ -196,7 +203,7 @@ func (c *controllerContext) offlinePartitionCount() int {
 			continue
 		}
 		l, ok := c.leadership[tp]
-		if !ok || !c.isLive(l.Leader) || c.offlineReplicas[tp][l.Leader] {
+		if !ok || !c.replicaOnline(tp, l.Leader) {
 			n++
 		}
 	}

@@ -329,7 +329,7 @@ func (c *kafkaController) refreshPartitionState(tp topicPartition) {
 	switch {
 	case !ok:
 		c.ctx.states[tp] = partitionNew
-	case st.Leader != noLeader && c.ctx.isLive(st.Leader) && !c.ctx.offlineReplicas[tp][st.Leader]:
+	case st.Leader != noLeader && c.ctx.replicaOnline(tp, st.Leader):
 		c.ctx.states[tp] = partitionOnline
 	default:
 		c.ctx.states[tp] = partitionOffline

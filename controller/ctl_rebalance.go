@@ -39,7 +39,7 @@ func (c *kafkaController) electLeadersAPI(typ ElectionType, partitions []TopicPa
 			results[key] = &kafkaError{kerr.InvalidTopicException, "The topic is being deleted."}
 		case typ == ElectPreferred && len(a.Replicas) > 0 && st.Leader == a.Replicas[0]:
 			results[key] = kerr.ElectionNotNeeded
-		case typ == ElectUnclean && st.Leader != noLeader && c.ctx.isLive(st.Leader) && !c.ctx.offlineReplicas[tp][st.Leader]:
+		case typ == ElectUnclean && st.Leader != noLeader && c.ctx.replicaOnline(tp, st.Leader):
 			results[key] = kerr.ElectionNotNeeded
 		default:
 			candidates = append(candidates, tp)

@@ -239,7 +239,7 @@ func (b *requestBatch) updateMetadataRequest(ci controllerIdentity, broker int32
 		ps.Replicas = orEmpty(a.Replicas)
 		ps.OfflineReplicas = []int32{}
 		for _, r := range a.Replicas {
-			if !b.ctx.isLive(r) || b.ctx.offlineReplicas[tp][r] {
+			if !b.ctx.replicaOnline(tp, r) {
 				ps.OfflineReplicas = append(ps.OfflineReplicas, r)
 			}
 		}
