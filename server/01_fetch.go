@@ -116,14 +116,16 @@ func (d *dataPath) requestPartitions(r *kmsg.FetchRequest, version int16) []*ses
 	for _, rt := range r.Topics {
 		for _, rp := range rt.Partitions {
 			sp := &sessionPartition{
-				key:                fetchKey(version >= 13, rt.Topic, rt.TopicID, rp.Partition),
-				fetchOffset:        rp.FetchOffset,
-				partitionMaxBytes:  rp.PartitionMaxBytes,
-				currentLeaderEpoch: rp.CurrentLeaderEpoch,
-				highWatermark:      -2, // never sent yet
+				key: fetchKey(version >= 13, rt.Topic, rt.TopicID, rp.Partition),
+				fetchPosition: fetchPosition{
+					fetchOffset:        rp.FetchOffset,
+					partitionMaxBytes:  rp.PartitionMaxBytes,
+					currentLeaderEpoch: rp.CurrentLeaderEpoch,
 
-				followerLogStartOffset: rp.LogStartOffset,
-				lastFetchedEpoch:       -1,
+					followerLogStartOffset: rp.LogStartOffset,
+					lastFetchedEpoch:       -1,
+				},
+				highWatermark: -2, // never sent yet
 			}
 			if version >= 12 {
 				sp.lastFetchedEpoch = rp.LastFetchedEpoch
@@ -140,15 +142,7 @@ func (d *dataPath) requestPartitions(r *kmsg.FetchRequest, version int16) []*ses
 func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart {
 	out := make([]*fetchPart, len(parts))
 	for i, sp := range parts {
-		fp := &fetchPart{
-			sp:                 sp,
-			fetchOffset:        sp.fetchOffset,
-			partitionMaxBytes:  sp.partitionMaxBytes,
-			currentLeaderEpoch: sp.currentLeaderEpoch,
-
-			followerLogStartOffset: sp.followerLogStartOffset,
-			lastFetchedEpoch:       sp.lastFetchedEpoch,
-		}
+		fp := &fetchPart{sp: sp, fetchPosition: sp.fetchPosition}
 		if usesIDs {
 			if t := d.b.topicByID(sp.key.topicID); t == nil {
 				fp.err = kerr.UnknownTopicID

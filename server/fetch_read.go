@@ -18,13 +18,8 @@ type fetchPart struct {
 
 	// The request's position, copied from sp when the fetch was planned,
 	// so reads need no lock.
-	fetchOffset        int64
-	partitionMaxBytes  int32
-	currentLeaderEpoch int32
-
-	followerLogStartOffset int64
-	lastFetchedEpoch       int32
-	diverging              *replica.DivergingEpoch
+	fetchPosition
+	diverging *replica.DivergingEpoch
 
 	// Outcome of the last read.
 	data    logstore.ReadResult

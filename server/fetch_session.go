@@ -35,16 +35,21 @@ type sessionKey struct {
 	partition int32
 }
 
-// sessionPartition is a partition's cached request data and what the client
-// was last told about it.
-type sessionPartition struct {
-	key                sessionKey
+// fetchPosition is what a fetch asks of one partition.
+type fetchPosition struct {
 	fetchOffset        int64
 	partitionMaxBytes  int32
 	currentLeaderEpoch int32
 	// What a follower's fetch carries besides its position.
 	followerLogStartOffset int64
 	lastFetchedEpoch       int32
+}
+
+// sessionPartition is a partition's cached request data and what the client
+// was last told about it.
+type sessionPartition struct {
+	key sessionKey
+	fetchPosition
 
 	// Last values sent; -1 (or unset) forces the partition into the next
 	// incremental response.

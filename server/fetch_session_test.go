@@ -12,7 +12,7 @@ import (
 func sessParts(topic string, n int) []*sessionPartition {
 	var out []*sessionPartition
 	for i := 0; i < n; i++ {
-		out = append(out, &sessionPartition{key: sessionKey{topic: topic, partition: int32(i)}, partitionMaxBytes: 1 << 20})
+		out = append(out, &sessionPartition{key: sessionKey{topic: topic, partition: int32(i)}, fetchPosition: fetchPosition{partitionMaxBytes: 1 << 20}})
 	}
 	return out
 }
@@ -53,8 +53,8 @@ func TestFetchSessionEpochs(t *testing.T) {
 func TestFetchSessionUpdateAndForget(t *testing.T) {
 	c := newFetchSessionCache(10, slog.Default())
 	s := c.create(sessParts("a", 3), false, time.Unix(0, 0))
-	changed := &sessionPartition{key: sessionKey{topic: "a", partition: 1}, fetchOffset: 42, partitionMaxBytes: 7}
-	added := &sessionPartition{key: sessionKey{topic: "b", partition: 0}, fetchOffset: 5}
+	changed := &sessionPartition{key: sessionKey{topic: "a", partition: 1}, fetchPosition: fetchPosition{fetchOffset: 42, partitionMaxBytes: 7}}
+	added := &sessionPartition{key: sessionKey{topic: "b", partition: 0}, fetchPosition: fetchPosition{fetchOffset: 5}}
 	s.update([]*sessionPartition{changed, added}, []sessionKey{{topic: "a", partition: 0}})
 	var keys []sessionKey
 	for _, p := range s.parts {

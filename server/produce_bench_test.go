@@ -94,7 +94,7 @@ func BenchmarkFetchRead(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		sp := &sessionPartition{key: sessionKey{topicID: [16]byte{1}, partition: 0}}
 		plan := &fetchPlan{replicaID: -1, version: 16, maxBytes: 50 << 20, full: true, parts: []*fetchPart{{
-			sp: sp, p: p, fetchOffset: int64(i % 100 * 100), partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1,
+			sp: sp, p: p, fetchPosition: fetchPosition{fetchOffset: int64(i % 100 * 100), partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1},
 		}}}
 		plan.read()
 		resp := plan.answer()
