@@ -41,17 +41,23 @@ func (d KgoDialer) Dial(_ context.Context, leader BrokerEndpoint, clientID strin
 	if err != nil {
 		return nil, fmt.Errorf("client for leader %d at %s: %w", leader.ID, leader.Addr, err)
 	}
-	return kgoConn{cl: cl}, nil
+	// The seed handle is looked up once: SeedBrokers allocates, and the
+	// seeds of this client never change.
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		cl.Close()
+		return nil, fmt.Errorf("client for leader %d at %s: no seed broker", leader.ID, leader.Addr)
+	}
+	return kgoConn{cl: cl, leader: seeds[0]}, nil
 }
 
-type kgoConn struct{ cl *kgo.Client }
+type kgoConn struct {
+	cl     *kgo.Client
+	leader *kgo.Broker
+}
 
 func (c kgoConn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
-	seeds := c.cl.SeedBrokers()
-	if len(seeds) == 0 {
-		return nil, fmt.Errorf("no seed broker")
-	}
-	return seeds[0].Request(ctx, versionCap{Request: req, max: req.GetVersion()})
+	return c.leader.Request(ctx, versionCap{Request: req, max: req.GetVersion()})
 }
 
 func (c kgoConn) Close() { c.cl.Close() }
