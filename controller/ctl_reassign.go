@@ -37,11 +37,8 @@ func (c *kafkaController) onPartitionReassignment(tp topicPartition, target []in
 	b := newRequestBatch(c.ctx)
 	// Replicas a superseded reassignment was adding and this one does not
 	// want are stopped and deleted.
-	for _, r := range without(cur.Adding, next.Replicas) {
-		if err := c.replicasOffline(b, r, []topicPartition{tp}); err != nil {
-			return err
-		}
-		b.addStopReplica([]int32{r}, tp, true, -1)
+	if err := c.dropReplicas(b, tp, without(cur.Adding, next.Replicas)); err != nil {
+		return err
 	}
 	if !slices.Equal(next.Replicas, cur.Replicas) || !slices.Equal(next.Adding, cur.Adding) || !slices.Equal(next.Removing, cur.Removing) {
 		c.ctx.setAssignment(tp, next)
@@ -78,11 +75,8 @@ func (c *kafkaController) onPartitionReassignment(tp topicPartition, target []in
 	} else if err := c.bumpLeaderEpoch(b, tp, target); err != nil {
 		return err
 	}
-	for _, r := range removing {
-		if err := c.replicasOffline(b, r, []topicPartition{tp}); err != nil {
-			return err
-		}
-		b.addStopReplica([]int32{r}, tp, true, -1)
+	if err := c.dropReplicas(b, tp, removing); err != nil {
+		return err
 	}
 	if err := c.writeTopicAssignment(tp.Topic); err != nil {
 		return err
@@ -91,6 +85,18 @@ func (c *kafkaController) onPartitionReassignment(tp topicPartition, target []in
 	c.sendBatch(b)
 	c.log.Info("reassignment completed", "topic", tp.Topic, "partition", tp.Partition, "replicas", target)
 	return c.resumeDeletions()
+}
+
+// dropReplicas takes tp's replicas on rs offline and queues StopReplica
+// with delete for them.
+func (c *kafkaController) dropReplicas(b *requestBatch, tp topicPartition, rs []int32) error {
+	for _, r := range rs {
+		if err := c.replicasOffline(b, r, []topicPartition{tp}); err != nil {
+			return err
+		}
+		b.addStopReplica([]int32{r}, tp, true, -1)
+	}
+	return nil
 }
 
 // reassignmentComplete: every target replica is in the ISR, read afresh.
