@@ -61,17 +61,16 @@ func (c *kafkaController) resumeDeletions() error {
 		pending, started := c.ctx.deletionPending[t]
 		if !started {
 			pending = map[topicPartitionReplica]bool{}
-			for _, tp := range c.ctx.partitionsOfTopic(t) {
+			tps := c.ctx.partitionsOfTopic(t)
+			for _, tp := range tps {
 				a, _ := c.ctx.assignment(tp)
 				for _, r := range a.Replicas {
 					pending[topicPartitionReplica{tp, r}] = false
 				}
-			}
-			c.ctx.deletionPending[t] = pending
-			for _, tp := range c.ctx.partitionsOfTopic(t) {
 				c.ctx.states[tp] = partitionOffline
 			}
-			b.addUpdateMetadata(c.ctx.liveBrokerIDs(), c.ctx.partitionsOfTopic(t))
+			c.ctx.deletionPending[t] = pending
+			b.addUpdateMetadata(c.ctx.liveBrokerIDs(), tps)
 			c.log.Info("deleting topic", "topic", t)
 		}
 		for r, sent := range pending {
@@ -113,17 +112,6 @@ func (c *kafkaController) markDeletionUnsent(tp topicPartition, replica int32) {
 }
 
 func (c *kafkaController) handleStopReplicaResponse(broker int32, req *kmsg.StopReplicaRequest, resp *kmsg.StopReplicaResponse) error {
-	if resp.ErrorCode != 0 {
-		c.log.Warn("StopReplica failed", "broker", broker, "err", kerr.ErrorForCode(resp.ErrorCode))
-		for _, t := range req.Topics {
-			for _, p := range t.PartitionStates {
-				if p.Delete {
-					c.markDeletionUnsent(topicPartition{t.Topic, p.Partition}, broker)
-				}
-			}
-		}
-		return nil
-	}
 	deleting := map[topicPartition]bool{}
 	for _, t := range req.Topics {
 		for _, p := range t.PartitionStates {
@@ -131,6 +119,13 @@ func (c *kafkaController) handleStopReplicaResponse(broker int32, req *kmsg.Stop
 				deleting[topicPartition{t.Topic, p.Partition}] = true
 			}
 		}
+	}
+	if resp.ErrorCode != 0 {
+		c.log.Warn("StopReplica failed", "broker", broker, "err", kerr.ErrorForCode(resp.ErrorCode))
+		for tp := range deleting {
+			c.markDeletionUnsent(tp, broker)
+		}
+		return nil
 	}
 	var touched []string
 	for _, p := range resp.Partitions {
