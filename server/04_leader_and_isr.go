@@ -14,6 +14,7 @@ package server
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -66,7 +67,7 @@ func handleLeaderAndIsr(b *Broker, _ context.Context, req *protocol.Request) pro
 func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.LeaderAndISRRequestTopicPartition, live []kmsg.LeaderAndISRRequestLiveLeader) error {
 	c := b.cluster
 	self := b.cfg.BrokerID
-	if !containsInt32(ps.Replicas, self) {
+	if !slices.Contains(ps.Replicas, self) {
 		return kerr.UnknownTopicOrPartition
 	}
 	tp := TopicPartition{topic, ps.Partition}

@@ -243,15 +243,6 @@ func partitionStateOf(leader, leaderEpoch, partitionEpoch int32, replicas, isr, 
 	}
 }
 
-func containsInt32(s []int32, v int32) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // leaderDuringDelete is the leader id UpdateMetadata carries for partitions
 // of a topic being deleted (LeaderAndIsr.LeaderDuringDelete).
 const leaderDuringDelete = -2
