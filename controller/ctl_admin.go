@@ -44,6 +44,9 @@ func randIntn(n int) int {
 
 const maxTopicNameLength = 249
 
+// errUnknownTopic is Kafka's answer for a topic that does not exist.
+var errUnknownTopic = &kafkaError{kerr.UnknownTopicOrPartition, "This server does not host this topic-partition."}
+
 // validateTopicName is Kafka's Topic.validate.
 func validateTopicName(name string) error {
 	switch {
@@ -128,10 +131,7 @@ func validateAssignment(assignment map[int32][]int32) error {
 // then /brokers/topics/<t> with a fresh topic id; the controller creates
 // the partitions when it sees the topic. Returns the topic id.
 func (n *Node) CreateTopic(name string, partitions int32, replicationFactor int16, assignment map[int32][]int32, configs map[string]string, validateOnly bool) ([16]byte, error) {
-	if _, err := n.controller(); err != nil {
-		return [16]byte{}, err
-	}
-	zk, err := n.client()
+	zk, err := n.controllerClient()
 	if err != nil {
 		return [16]byte{}, err
 	}
@@ -223,13 +223,19 @@ func setEntityConfig(zk zkClient, entityType, name string, configs map[string]st
 	return err
 }
 
+// controllerClient is the ZooKeeper client for the admin writes that, as
+// in Kafka, only the active controller accepts.
+func (n *Node) controllerClient() (zkClient, error) {
+	if _, err := n.controller(); err != nil {
+		return nil, err
+	}
+	return n.client()
+}
+
 // DeleteTopic marks the topic for deletion (/admin/delete_topics/<t>); the
 // controller deletes it. Marking a topic twice is not an error.
 func (n *Node) DeleteTopic(name string) error {
-	if _, err := n.controller(); err != nil {
-		return err
-	}
-	zk, err := n.client()
+	zk, err := n.controllerClient()
 	if err != nil {
 		return err
 	}
@@ -240,7 +246,7 @@ func markTopicForDeletion(zk zkClient, name string) error {
 	if ok, _, err := zk.Exists(topicPath(name)); err != nil {
 		return err
 	} else if !ok {
-		return &kafkaError{kerr.UnknownTopicOrPartition, "This server does not host this topic-partition."}
+		return errUnknownTopic
 	}
 	_, err := zk.Create(deleteTopicPath(name), nil, modePersistent)
 	if errors.Is(err, errNodeExists) {
@@ -252,10 +258,7 @@ func markTopicForDeletion(zk zkClient, name string) error {
 // CreatePartitions raises the topic's partition count to count. assignment
 // (optional) lists the replicas of each new partition, in order.
 func (n *Node) CreatePartitions(name string, count int32, assignment [][]int32, validateOnly bool) error {
-	if _, err := n.controller(); err != nil {
-		return err
-	}
-	zk, err := n.client()
+	zk, err := n.controllerClient()
 	if err != nil {
 		return err
 	}
@@ -265,7 +268,7 @@ func (n *Node) CreatePartitions(name string, count int32, assignment [][]int32, 
 func createPartitions(zk zkClient, name string, count int32, assignment [][]int32, validateOnly bool, intn func(int) int) error {
 	data, st, err := zk.Get(topicPath(name))
 	if errors.Is(err, errNoNode) {
-		return &kafkaError{kerr.UnknownTopicOrPartition, "This server does not host this topic-partition."}
+		return errUnknownTopic
 	}
 	if err != nil {
 		return err
@@ -364,7 +367,7 @@ func (n *Node) SetTopicConfig(_ context.Context, name string, configs map[string
 	if ok, _, err := zk.Exists(topicPath(name)); err != nil {
 		return err
 	} else if !ok {
-		return &kafkaError{kerr.UnknownTopicOrPartition, "This server does not host this topic-partition."}
+		return errUnknownTopic
 	}
 	if err := setEntityConfig(zk, configTypeTopic, name, configs); err != nil {
 		return err
