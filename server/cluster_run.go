@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kbroker/kbroker/controller"
-	"github.com/kbroker/kbroker/replica"
 )
 
 // newNode builds this broker's ZooKeeper side from the config and the
@@ -62,14 +61,8 @@ func (b *Broker) adoptClusterID(ctx context.Context, node *controller.Node, node
 // every replica.lag.time.max.ms / 2) until ctx ends.
 func (b *Broker) runClusterTasks(ctx context.Context) {
 	runEvery(ctx, b.cfg.ReplicaLagTimeMax/2, 15*time.Second, func() {
-		b.cluster.mu.Lock()
-		hosted := make([]*replica.Partition, 0, len(b.cluster.hosted))
-		for _, p := range b.cluster.hosted {
-			hosted = append(hosted, p)
-		}
-		b.cluster.mu.Unlock()
-		// The ZooKeeper writes happen outside the cluster lock.
-		for _, p := range hosted {
+		// A copy, so that the ZooKeeper writes happen outside the cluster lock.
+		for _, p := range b.hostedPartitions() {
 			p.MaybeShrinkIsr()
 		}
 	})
