@@ -12,6 +12,7 @@ package server
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -49,7 +50,7 @@ func handleDescribeTopicPartitions(b *Broker, _ context.Context, req *protocol.R
 	cursorTopic, cursorPartition := "", int32(0)
 	if r.Cursor != nil {
 		cursorTopic, cursorPartition = r.Cursor.Topic, r.Cursor.Partition
-		if !all && !containsString(names, cursorTopic) {
+		if !all && !slices.Contains(names, cursorTopic) {
 			// Kafka fails the whole request; every topic carries the error.
 			for _, n := range names {
 				st := kmsg.NewDescribeTopicPartitionsResponseTopic()
@@ -123,13 +124,4 @@ func (b *Broker) describeTopicPartitions(name string, start int32, limit int) (k
 		st.Partitions = append(st.Partitions, p)
 	}
 	return st, -1
-}
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
