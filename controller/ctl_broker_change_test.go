@@ -125,12 +125,7 @@ func TestBrokerFailureRetriesOnVersionConflict(t *testing.T) {
 // at the last member, unless unclean election is enabled for the topic —
 // then the first live assigned replica leads with ISR [it].
 func TestUncleanLeaderElection(t *testing.T) {
-	h := newCtlHarness(t, 1, 2, 3)
-	h.becomeController(3)
-	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
-	h.run()
-	// The leader shrank the ISR to itself.
-	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
+	h, _ := newLoneLeaderHarness(t)
 	h.killBroker(1)
 	h.run()
 	if got := h.rawState("orders", 0); got != `{"controller_epoch":1,"leader":-1,"version":1,"leader_epoch":1,"isr":[1]}` {

@@ -97,11 +97,7 @@ func TestControlledShutdown(t *testing.T) {
 // When the only other ISR member is gone, the broker keeps leading and the
 // partition is reported back.
 func TestControlledShutdownReportsRemaining(t *testing.T) {
-	h := newCtlHarness(t, 1, 2, 3)
-	c := h.becomeController(3)
-	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
-	h.run()
-	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
+	_, c := newLoneLeaderHarness(t)
 	remaining, err := c.controlledShutdown(1, -1)
 	if err != nil || !slices.Equal(remaining, []TopicPartition{{"orders", 0}}) {
 		t.Fatalf("remaining %v err %v", remaining, err)

@@ -146,6 +146,18 @@ func (h *ctlHarness) updateIsr(tp topicPartition, s LeaderAndIsr, expectedVersio
 	}
 }
 
+// newLoneLeaderHarness: brokers 1-3, controller 3, and orders-0 on [1,2]
+// whose leader 1 has shrunk the ISR to itself.
+func newLoneLeaderHarness(t *testing.T) (*ctlHarness, *kafkaController) {
+	t.Helper()
+	h := newCtlHarness(t, 1, 2, 3)
+	c := h.becomeController(3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
+	h.run()
+	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
+	return h, c
+}
+
 func (h *ctlHarness) state(topic string, p int32) (partitionStateZNode, int32) {
 	h.t.Helper()
 	data, st, err := h.admin.Get(partitionStatePath(topic, p))

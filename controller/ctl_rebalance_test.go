@@ -82,11 +82,7 @@ func TestElectLeadersPreferredNotAvailable(t *testing.T) {
 
 // UNCLEAN ElectLeaders elects outside the ISR whatever the topic says.
 func TestElectLeadersUnclean(t *testing.T) {
-	h := newCtlHarness(t, 1, 2, 3)
-	c := h.becomeController(3)
-	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
-	h.run()
-	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
+	h, c := newLoneLeaderHarness(t)
 	h.killBroker(1)
 	h.run()
 	res, err := c.electLeadersAPI(ElectUnclean, nil)
