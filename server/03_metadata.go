@@ -50,10 +50,8 @@ func handleMetadata(b *Broker, _ context.Context, req *protocol.Request) protoco
 
 	allTopics := r.Topics == nil || (req.Version == 0 && len(r.Topics) == 0)
 	if allTopics {
-		for _, name := range b.topicNames() {
-			if t := b.topic(name); t != nil {
-				resp.Topics = append(resp.Topics, b.metadataTopic(t))
-			}
+		for _, t := range b.sortedTopics() {
+			resp.Topics = append(resp.Topics, b.metadataTopic(t))
 		}
 	} else {
 		allowCreate := b.cfg.AutoCreateTopicsEnable && (req.Version < 4 || r.AllowAutoTopicCreation)

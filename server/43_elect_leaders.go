@@ -196,13 +196,9 @@ func (b *Broker) standaloneElection(unclean bool, tp TopicPartition) error {
 // metadata cache in cluster mode), as Kafka does for null topics.
 func (b *Broker) allTopicPartitions() []TopicPartition {
 	var out []TopicPartition
-	for _, name := range b.topicNames() {
-		t := b.topic(name)
-		if t == nil {
-			continue
-		}
+	for _, t := range b.sortedTopics() {
 		for p := range t.States {
-			out = append(out, TopicPartition{name, int32(p)})
+			out = append(out, TopicPartition{t.Name, int32(p)})
 		}
 	}
 	return out

@@ -30,12 +30,10 @@ func (b *Broker) hostedPartitions() []*replica.Partition {
 		return out
 	}
 	var out []*replica.Partition
-	for _, name := range b.topicNames() {
-		if t := b.topic(name); t != nil {
-			for _, p := range t.Partitions {
-				if p != nil {
-					out = append(out, p)
-				}
+	for _, t := range b.sortedTopics() {
+		for _, p := range t.Partitions {
+			if p != nil {
+				out = append(out, p)
 			}
 		}
 	}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -121,6 +123,14 @@ func (b *Broker) topicNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// sortedTopics returns every topic in name order, all from one snapshot of
+// the table.
+func (b *Broker) sortedTopics() []*Topic {
+	out := slices.Collect(maps.Values(b.topicsSnap.Load().byName))
+	slices.SortFunc(out, func(x, y *Topic) int { return strings.Compare(x.Name, y.Name) })
+	return out
 }
 
 // CreateTopicRequest is what CreateTopics, auto-creation and the internal
