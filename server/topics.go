@@ -227,15 +227,7 @@ func (b *Broker) createTopic(req CreateTopicRequest) (*Topic, error) {
 // collidingTopic returns an existing topic whose name differs only by '.'
 // versus '_' (they collide in metric names, so Kafka refuses them).
 func (b *Broker) collidingTopic(name string) string {
-	norm := func(s string) string {
-		out := []byte(s)
-		for i, c := range out {
-			if c == '.' {
-				out[i] = '_'
-			}
-		}
-		return string(out)
-	}
+	norm := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
 	want := norm(name)
 	b.mu.RLock()
 	defer b.mu.RUnlock()
@@ -292,13 +284,7 @@ func (b *Broker) createPartitions(name string, count int32, validateOnly bool) e
 		return kerr.UnknownTopicOrPartition
 	}
 	have := int32(len(t.Partitions))
-	if count < have {
-		return kerr.InvalidPartitions
-	}
-	if count == have {
-		return kerr.InvalidPartitions
-	}
-	if count > maxPartitionsCap {
+	if count <= have || count > maxPartitionsCap {
 		return kerr.InvalidPartitions
 	}
 	if validateOnly {
