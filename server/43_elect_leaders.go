@@ -165,11 +165,7 @@ func (b *Broker) electedLeaderVisible(unclean bool, tp TopicPartition) bool {
 }
 
 func (b *Broker) partitionState(tp TopicPartition) (PartitionState, bool) {
-	t := b.topic(tp.Topic)
-	if t == nil || tp.Partition < 0 || int(tp.Partition) >= len(t.States) {
-		return PartitionState{}, false
-	}
-	return t.States[tp.Partition], true
+	return b.topic(tp.Topic).state(tp.Partition)
 }
 
 // standaloneElection is the controller's decision with this broker as the

@@ -21,11 +21,8 @@ func (b *Broker) currentLeader(t *Topic, partition int32, code int16) (leaderHin
 	if code != kerr.NotLeaderForPartition.Code && code != kerr.FencedLeaderEpoch.Code {
 		return leaderHint{}, false
 	}
-	if t == nil || partition < 0 || int(partition) >= len(t.States) {
-		return leaderHint{}, false
-	}
-	s := t.States[partition]
-	if s.Leader < 0 {
+	s, ok := t.state(partition)
+	if !ok || s.Leader < 0 {
 		return leaderHint{}, false
 	}
 	return leaderHint{ID: s.Leader, Epoch: s.LeaderEpoch}, true

@@ -193,12 +193,11 @@ func (b *Broker) coordinatorFor(key, listener, host string, port int32) (int32, 
 	if b.cluster == nil {
 		return b.cfg.BrokerID, host, port
 	}
-	t := b.topic(offsetsTopic)
-	p := b.groups.PartitionFor(key)
-	if t == nil || int(p) >= len(t.States) {
+	s, ok := b.partitionState(TopicPartition{offsetsTopic, b.groups.PartitionFor(key)})
+	if !ok {
 		return -1, "", -1
 	}
-	leader := t.States[p].Leader
+	leader := s.Leader
 	for _, bi := range b.brokersFor(listener) {
 		if bi.ID == leader {
 			return bi.ID, bi.Host, bi.Port

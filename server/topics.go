@@ -67,6 +67,15 @@ type PartitionState struct {
 	Offline        []int32
 }
 
+// state is partition p's state; false when t is nil or has no such
+// partition.
+func (t *Topic) state(p int32) (PartitionState, bool) {
+	if t == nil || p < 0 || int(p) >= len(t.States) {
+		return PartitionState{}, false
+	}
+	return t.States[p], true
+}
+
 // topic returns the named topic, or nil.
 func (b *Broker) topic(name string) *Topic {
 	return b.topicsSnap.Load().byName[name]
