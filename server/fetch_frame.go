@@ -61,10 +61,9 @@ func buildFrame(holes []frameHole, flexible bool, encode func() []byte) (*fetchF
 	for i := range holes {
 		*holes[i].Slot = nil
 	}
-	prefixLen := 4
-	if flexible {
-		prefixLen = 1 // uvarint(markerLen+1) fits one byte
-	}
+	markerPrefix := lengthPrefix(nil, markerLen, flexible)
+	prefixLen := len(markerPrefix)
+	var prefix [binary.MaxVarintLen64]byte
 	from := 0
 	total := len(buf)
 	for i := range holes {
@@ -74,13 +73,13 @@ func buildFrame(holes []frameHole, flexible bool, encode func() []byte) (*fetchF
 			return nil, fmt.Errorf("fetch frame: placeholder %d not found", i)
 		}
 		at += from
-		if at < prefixLen || !bytes.Equal(buf[at-prefixLen:at], lengthPrefix(nil, markerLen, flexible)) {
+		if at < prefixLen || !bytes.Equal(buf[at-prefixLen:at], markerPrefix) {
 			return nil, fmt.Errorf("fetch frame: placeholder %d without its length prefix", i)
 		}
 		holes[i].pos = at - prefixLen
 		from = at + markerLen
 		l := holes[i].Data.Len()
-		total += len(lengthPrefix(nil, l, flexible)) + l - prefixLen - markerLen
+		total += len(lengthPrefix(prefix[:0], l, flexible)) + l - prefixLen - markerLen
 	}
 	return &fetchFrame{buf: buf, holes: holes, n: total, flexible: flexible, prefixLen: prefixLen}, nil
 }
