@@ -55,9 +55,11 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 	now := time.Now().UnixMilli()
 	var pending []producePending
 	failed := false
+	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(r.Topics))
 	for _, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))
 		t := b.topic(rt.Topic)
 		var rules produceRules
 		if t != nil && topLevelErr == nil {
