@@ -133,18 +133,16 @@ func (f *fakeControl) ListPartitionReassignments(ctx context.Context, tps []Topi
 // called directly.
 func clusterBroker(control ClusterControl, states map[string][]PartitionState) *Broker {
 	b := &Broker{
-		cfg:        &config.Config{BrokerID: 1},
-		topics:     map[string]*Topic{},
-		topicsByID: map[[16]byte]*Topic{},
-		cluster:    newClusterState(control),
+		cfg:     &config.Config{BrokerID: 1},
+		cluster: newClusterState(control),
 	}
+	b.setTopicsLocked(map[string]*Topic{}, map[[16]byte]*Topic{})
 	i := byte(0)
 	for name, ss := range states {
 		i++
 		t := &Topic{Name: name, ID: [16]byte{i}, States: ss}
-		b.topics[name], b.topicsByID[t.ID] = t, t
+		b.putTopicLocked(t)
 	}
-	b.publishTopicsLocked()
 	return b
 }
 
@@ -199,11 +197,10 @@ func TestElectLeadersCluster(t *testing.T) {
 			// announced it; partition 2's election was reported done but
 			// never reaches the cache.
 			b.mu.Lock()
-			tt := *b.topics["orders"]
+			tt := *b.topic("orders")
 			tt.States = append([]PartitionState(nil), tt.States...)
 			tt.States[1].Leader = 2
-			b.topics["orders"] = &tt
-			b.publishTopicsLocked()
+			b.putTopicLocked(&tt)
 			b.mu.Unlock()
 			return map[TopicPartition]error{
 				{"orders", 0}: kerr.ElectionNotNeeded,

@@ -31,11 +31,10 @@ type Broker struct {
 	srv        *protocol.Server
 
 	// adminMu serialises topic creation, deletion and config changes.
-	adminMu    sync.Mutex
+	adminMu sync.Mutex
+	// mu serialises changes to the topic table; readers load topicsSnap,
+	// which writers replace whole (copy on write, putTopicLocked).
 	mu         sync.RWMutex
-	topics     map[string]*Topic
-	topicsByID map[[16]byte]*Topic
-	// topicsSnap is what topic and topicByID read (publishTopicsLocked).
 	topicsSnap atomic.Pointer[topicSnapshot]
 
 	// cluster is nil for a standalone broker.
@@ -62,15 +61,13 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		reg = prometheus.NewRegistry()
 	}
 	b := &Broker{
-		cfg:        cfg,
-		logger:     logger,
-		reg:        reg,
-		topics:     map[string]*Topic{},
-		topicsByID: map[[16]byte]*Topic{},
-		bound:      map[string]*net.TCPAddr{},
-		now:        time.Now,
+		cfg:    cfg,
+		logger: logger,
+		reg:    reg,
+		bound:  map[string]*net.TCPAddr{},
+		now:    time.Now,
 	}
-	b.publishTopicsLocked()
+	b.setTopicsLocked(map[string]*Topic{}, map[[16]byte]*Topic{})
 	b.metrics = newBrokerMetrics(b)
 	if err := reg.Register(b.metrics); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -136,6 +133,7 @@ func (b *Broker) loadTopics() error {
 	if err != nil {
 		return err
 	}
+	byName, byID := map[string]*Topic{}, map[[16]byte]*Topic{}
 	for _, r := range recs {
 		t := &Topic{Name: r.Name, ID: r.ID, Configs: r.Configs, Internal: r.Name == offsetsTopic}
 		if t.Configs == nil {
@@ -144,14 +142,13 @@ func (b *Broker) loadTopics() error {
 		if err := b.openPartitions(t, 0, r.Partitions); err != nil {
 			return err
 		}
-		b.mu.Lock()
-		b.topics[t.Name] = t
-		b.topicsByID[t.ID] = t
-		b.publishTopicsLocked()
-		b.mu.Unlock()
+		byName[t.Name], byID[t.ID] = t, t
 	}
+	b.mu.Lock()
+	b.setTopicsLocked(byName, byID)
+	b.mu.Unlock()
 	for _, pl := range b.logs.All() {
-		t := b.topics[pl.Topic]
+		t := b.topic(pl.Topic)
 		if t == nil || pl.TopicID != t.ID {
 			b.logger.Warn("deleting the log of a topic that no longer exists", "topic", pl.Topic, "partition", pl.Partition)
 			if err := b.logs.Delete(pl.Topic, pl.Partition); err != nil {

@@ -190,8 +190,7 @@ func (b *Broker) rebuildTopics() {
 		byID[t.ID] = t
 	}
 	b.mu.Lock()
-	b.topics, b.topicsByID = topics, byID
-	b.publishTopicsLocked()
+	b.setTopicsLocked(topics, byID)
 	b.mu.Unlock()
 }
 

@@ -123,12 +123,10 @@ func (b *Broker) useTopicConfigs(name string, configs map[string]string) {
 		}
 	}
 	b.mu.Lock()
-	if cur := b.topics[name]; cur == t {
+	if cur := b.topic(name); cur == t {
 		updated := *t
 		updated.Configs = configs
-		b.topics[name] = &updated
-		b.topicsByID[t.ID] = &updated
-		b.publishTopicsLocked()
+		b.putTopicLocked(&updated)
 	}
 	b.mu.Unlock()
 }

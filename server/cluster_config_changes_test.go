@@ -44,7 +44,7 @@ func TestTopicConfigChangesReachHostedLogs(t *testing.T) {
 	})
 	b.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	logs := []*logstore.MemLog{logstore.NewMemLog(logstore.DefaultConfig()), logstore.NewMemLog(logstore.DefaultConfig())}
-	orders := b.topics["orders"]
+	orders := b.topic("orders")
 	orders.Partitions = []*replica.Partition{
 		replica.New("orders", 0, orders.ID, logs[0], 0, replica.Options{LocalID: 1}),
 		replica.New("orders", 1, orders.ID, logs[1], 0, replica.Options{LocalID: 1}),

@@ -86,19 +86,37 @@ func (b *Broker) topicByID(id [16]byte) *Topic {
 	return b.topicsSnap.Load().byID[id]
 }
 
-// topicSnapshot is a read-only copy of the topic table for the produce and
-// fetch paths, which look topics up on every request from every
-// connection: a load instead of a lock shared by all of them.
+// topicSnapshot is the topic table. It is never changed once stored:
+// writers store a changed copy under b.mu, so the produce and fetch paths,
+// which look topics up on every request from every connection, load it
+// instead of sharing a lock. Copies cost O(topics), once per topic change.
 type topicSnapshot struct {
 	byName map[string]*Topic
 	byID   map[[16]byte]*Topic
 }
 
-// publishTopicsLocked makes the current table what topic and topicByID
-// see; every change to b.topics or b.topicsByID ends with it, under b.mu.
-// Copies cost O(topics), once per topic change.
-func (b *Broker) publishTopicsLocked() {
-	b.topicsSnap.Store(&topicSnapshot{byName: maps.Clone(b.topics), byID: maps.Clone(b.topicsByID)})
+// setTopicsLocked makes byName and byID, which the caller no longer
+// changes, the topic table. The caller holds b.mu.
+func (b *Broker) setTopicsLocked(byName map[string]*Topic, byID map[[16]byte]*Topic) {
+	b.topicsSnap.Store(&topicSnapshot{byName: byName, byID: byID})
+}
+
+// putTopicLocked adds t to the table or replaces the topic of its name and
+// id. The caller holds b.mu.
+func (b *Broker) putTopicLocked(t *Topic) {
+	cur := b.topicsSnap.Load()
+	byName, byID := maps.Clone(cur.byName), maps.Clone(cur.byID)
+	byName[t.Name], byID[t.ID] = t, t
+	b.setTopicsLocked(byName, byID)
+}
+
+// removeTopicLocked drops t from the table. The caller holds b.mu.
+func (b *Broker) removeTopicLocked(t *Topic) {
+	cur := b.topicsSnap.Load()
+	byName, byID := maps.Clone(cur.byName), maps.Clone(cur.byID)
+	delete(byName, t.Name)
+	delete(byID, t.ID)
+	b.setTopicsLocked(byName, byID)
 }
 
 // partition returns the partition if this broker leads it, or nil.
@@ -124,12 +142,7 @@ func (b *Broker) leaderPartition(t *Topic, idx int32) (*replica.Partition, error
 
 // topicNames returns every topic name, sorted.
 func (b *Broker) topicNames() []string {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	names := make([]string, 0, len(b.topics))
-	for n := range b.topics {
-		names = append(names, n)
-	}
+	names := slices.Collect(maps.Keys(b.topicsSnap.Load().byName))
 	sort.Strings(names)
 	return names
 }
@@ -225,9 +238,7 @@ func (b *Broker) createTopic(req CreateTopicRequest) (*Topic, error) {
 		return nil, err
 	}
 	b.mu.Lock()
-	b.topics[t.Name] = t
-	b.topicsByID[t.ID] = t
-	b.publishTopicsLocked()
+	b.putTopicLocked(t)
 	b.mu.Unlock()
 	b.logger.Info("created topic", "topic", t.Name, "partitions", n, "configs", t.Configs)
 	return t, nil
@@ -238,9 +249,7 @@ func (b *Broker) createTopic(req CreateTopicRequest) (*Topic, error) {
 func (b *Broker) collidingTopic(name string) string {
 	norm := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
 	want := norm(name)
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	for other := range b.topics {
+	for other := range b.topicsSnap.Load().byName {
 		if other != name && norm(other) == want {
 			return other
 		}
@@ -307,9 +316,7 @@ func (b *Broker) createPartitions(name string, count int32, validateOnly bool) e
 		return err
 	}
 	b.mu.Lock()
-	b.topics[name] = grown
-	b.topicsByID[grown.ID] = grown
-	b.publishTopicsLocked()
+	b.putTopicLocked(grown)
 	b.mu.Unlock()
 	return nil
 }
@@ -331,9 +338,7 @@ func (b *Broker) deleteTopic(name string) error {
 		return kerr.TopicAuthorizationFailed
 	}
 	b.mu.Lock()
-	delete(b.topics, name)
-	delete(b.topicsByID, t.ID)
-	b.publishTopicsLocked()
+	b.removeTopicLocked(t)
 	b.mu.Unlock()
 	if err := b.topicStore.Delete(name); err != nil {
 		return err
@@ -381,9 +386,7 @@ func (b *Broker) setTopicConfigs(name string, configs map[string]string) error {
 		p.Log().SetConfig(lc)
 	}
 	b.mu.Lock()
-	b.topics[name] = updated
-	b.topicsByID[updated.ID] = updated
-	b.publishTopicsLocked()
+	b.putTopicLocked(updated)
 	b.mu.Unlock()
 	return nil
 }
