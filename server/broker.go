@@ -34,7 +34,7 @@ type Broker struct {
 	adminMu sync.Mutex
 	// mu serialises changes to the topic table; readers load topicsSnap,
 	// which writers replace whole (copy on write, putTopicLocked).
-	mu         sync.RWMutex
+	mu         sync.Mutex
 	topicsSnap atomic.Pointer[topicSnapshot]
 
 	// cluster is nil for a standalone broker.
