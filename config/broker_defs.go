@@ -85,6 +85,15 @@ var brokerDefs = []brokerDef{
 	{"message.max.bytes", "1048588", tInt, false, i32(func(c *Config) *int32 { return &c.MessageMaxBytes }, atLeast(0))},
 	{"socket.request.max.bytes", "104857600", tInt, false, i32(func(c *Config) *int32 { return &c.SocketRequestMaxBytes }, atLeast(1))},
 	{"connections.max.idle.ms", "600000", tLong, false, ms(func(c *Config) *time.Duration { return &c.ConnectionsMaxIdle }, nil)},
+	// Kafka's default for queued.max.request.bytes is -1 (unlimited); unset
+	// here means a share of the machine's memory (derive), -1 still means
+	// unlimited.
+	{"queued.max.request.bytes", "", tLong, true, check(tLong, nil)},
+	{"queued.max.requests", "500", tInt, false, i32(func(c *Config) *int32 { return &c.QueuedMaxRequests }, atLeast(1))},
+	{"max.connections", maxInt, tInt, false, i32(func(c *Config) *int32 { return &c.MaxConnections }, atLeast(0))},
+	{"max.connections.per.ip", maxInt, tInt, false, i32(func(c *Config) *int32 { return &c.MaxConnectionsPerIP }, atLeast(0))},
+	{"max.connections.per.ip.overrides", "", tString, false, check(tString, nil)},
+	{"max.connection.creation.rate", maxInt, tInt, false, i32(func(c *Config) *int32 { return &c.MaxConnectionCreationRate }, atLeast(0))},
 
 	{"offsets.topic.num.partitions", "50", tInt, false, i32(func(c *Config) *int32 { return &c.OffsetsTopicNumPartitions }, atLeast(1))},
 	{"offsets.topic.replication.factor", "3", tShort, false, i16(func(c *Config) *int16 { return &c.OffsetsTopicReplicationFactor }, atLeast(1))},

@@ -63,6 +63,14 @@ type Config struct {
 	MessageMaxBytes                       int32
 	SocketRequestMaxBytes                 int32
 	ConnectionsMaxIdle                    time.Duration
+	// QueuedMaxRequestBytes bounds the bytes of requests being read or
+	// awaiting their response; 0 means unlimited (Kafka's -1).
+	QueuedMaxRequestBytes        int64
+	QueuedMaxRequests            int32
+	MaxConnections               int32
+	MaxConnectionsPerIP          int32
+	MaxConnectionsPerIPOverrides map[string]int32
+	MaxConnectionCreationRate    int32
 
 	OffsetsTopicNumPartitions int32
 	// OffsetsTopicReplicationFactor is Kafka's 3; a standalone broker clamps

@@ -43,6 +43,9 @@ func (c *Config) derive() error {
 	if c.ReplicaFetchWaitMax > c.ReplicaLagTimeMax {
 		return &ValueError{Key: "replica.fetch.wait.max.ms", Value: c.values["replica.fetch.wait.max.ms"], Reason: "must be no more than replica.lag.time.max.ms"}
 	}
+	if err := c.deriveRequestLimits(); err != nil {
+		return err
+	}
 	if c.MetricsListener != "" {
 		if _, port, err := net.SplitHostPort(c.MetricsListener); err != nil || !validPort(port) {
 			return &ValueError{Key: "metrics.listener", Value: c.MetricsListener, Reason: "want host:port"}

@@ -30,6 +30,8 @@ type Request struct {
 	// frame is the pooled buffer Body was decoded from; it goes back to
 	// the pool once the response left, if the handler recycles this API.
 	frame *pooledFrame
+	// held is what the frame holds of the memory pool until it finishes.
+	held int64
 }
 
 // ConnInfo identifies the connection a request arrived on.

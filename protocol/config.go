@@ -16,6 +16,11 @@ const (
 	DefaultMaxInFlightPerConn = 100
 	// DefaultIdleTimeout is connections.max.idle.ms.
 	DefaultIdleTimeout = 600000 * time.Millisecond
+	// DefaultQueuedMaxRequests is queued.max.requests.
+	DefaultQueuedMaxRequests = 500
+	// DefaultStallGrace is how long a connection holding pool memory may
+	// make no progress while others wait for room before it is closed.
+	DefaultStallGrace = time.Second
 )
 
 // ServerConfig configures a Server. Zero fields take the defaults above.
@@ -29,6 +34,25 @@ type ServerConfig struct {
 	// IdleTimeout is connections.max.idle.ms: a connection with no bytes
 	// read or written for this long is closed.
 	IdleTimeout time.Duration
+	// QueuedMaxRequestBytes is queued.max.request.bytes: the bytes of
+	// request frames being read or awaiting their response, broker-wide.
+	// Zero means unlimited.
+	QueuedMaxRequestBytes int64
+	// QueuedMaxRequests is queued.max.requests: requests read whose
+	// handling has not finished, broker-wide.
+	QueuedMaxRequests int
+	// MaxConnections, MaxConnectionsPerIP (with overrides by host or ip)
+	// and MaxConnectionCreationRate (per second) are Kafka's connection
+	// quotas; zero values mean unlimited.
+	MaxConnections               int
+	MaxConnectionsPerIP          int
+	MaxConnectionsPerIPOverrides map[string]int
+	MaxConnectionCreationRate    int
+	// InterBrokerListener is exempt from MaxConnections and the creation
+	// rate, as in Kafka.
+	InterBrokerListener string
+	// StallGrace: see DefaultStallGrace.
+	StallGrace time.Duration
 	// Registerer, when set, receives the request and byte counters.
 	Registerer prometheus.Registerer
 }
@@ -42,6 +66,18 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.QueuedMaxRequests <= 0 {
+		c.QueuedMaxRequests = DefaultQueuedMaxRequests
+	}
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = maxInt32
+	}
+	if c.MaxConnectionsPerIP <= 0 && len(c.MaxConnectionsPerIPOverrides) == 0 {
+		c.MaxConnectionsPerIP = maxInt32
+	}
+	if c.StallGrace <= 0 {
+		c.StallGrace = DefaultStallGrace
 	}
 	return c
 }

@@ -61,6 +61,17 @@ type conn struct {
 	// lastActive is the UnixNano of the last frame read or written, for
 	// connections.max.idle.ms.
 	lastActive atomic.Int64
+
+	// What the memory pool's stall rule reads (holderState): the pool
+	// bytes this connection holds, the UnixNano of the last bytes of a
+	// partly read frame (0 between frames) and what it still lacks,
+	// whether it waits for pool room, and since when a write is blocked
+	// (0 when none is).
+	held        atomic.Int64
+	lastArrival atomic.Int64
+	remaining   atomic.Int64
+	waitingPool atomic.Bool
+	writeSince  atomic.Int64
 }
 
 func newConn(s *Server, parent context.Context, nc net.Conn, info *ConnInfo) *conn {
@@ -77,7 +88,6 @@ func newConn(s *Server, parent context.Context, nc net.Conn, info *ConnInfo) *co
 		slots:  make(chan struct{}, s.cfg.MaxInFlightPerConn),
 		queue:  make(chan *inflight, s.cfg.MaxInFlightPerConn),
 	}
-	c.counters = s.metrics.forListener(info.Listener)
 	c.touch()
 	return c
 }
@@ -97,6 +107,8 @@ func (c *conn) serve() {
 	c.cancel()
 	c.nc.Close()
 	c.waits.Wait()
+	// Requests torn down before their response give their room back.
+	c.releaseHeld(c.held.Load())
 	c.connClosed()
 }
 
@@ -125,7 +137,7 @@ func (c *conn) readLoop() {
 		case <-c.ctx.Done():
 			return
 		}
-		frame, pf, err := c.readFrame()
+		frame, pf, held, err := c.readFrame()
 		if errors.Is(err, errCleanEOF) {
 			c.enqueue(&inflight{drain: true})
 			return
@@ -142,8 +154,13 @@ func (c *conn) readLoop() {
 		}
 		req.Conn = c.info
 		req.frame = pf
+		req.held = held
 		c.srv.metrics.request(req.Key)
+		if !c.takeRequestSlot() {
+			return
+		}
 		resp, ok := c.handle(req)
+		<-c.srv.requestSlots
 		if !ok {
 			c.cancel()
 			return
@@ -206,6 +223,24 @@ func (c *conn) nextFrameBuffered() bool {
 		return false
 	}
 	return int64(n) >= 4+int64(binary.BigEndian.Uint32(b))
+}
+
+// takeRequestSlot waits for one of queued.max.requests; the connection is
+// muted meanwhile. False when the connection ended.
+func (c *conn) takeRequestSlot() bool {
+	select {
+	case c.srv.requestSlots <- struct{}{}:
+		return true
+	default:
+	}
+	c.srv.muted.Add(1)
+	defer c.srv.muted.Add(-1)
+	select {
+	case c.srv.requestSlots <- struct{}{}:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
 }
 
 // enqueue never blocks for long: the slot taken before the read reserved
@@ -284,12 +319,12 @@ var (
 // for an unpooled size). kmsg decoding keeps byte fields (Produce records)
 // as sub-slices of the frame, so it is only reused when the handler
 // recycles the request's API (FrameRecycler), after its response left.
-func (c *conn) readFrame() (frame []byte, pf *pooledFrame, err error) {
+func (c *conn) readFrame() (frame []byte, pf *pooledFrame, held int64, err error) {
 	idle := c.srv.cfg.IdleTimeout
 	for {
 		deadline := time.Unix(0, c.lastActive.Load()).Add(idle)
 		if err := c.nc.SetReadDeadline(deadline); err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		_, err := c.br.Peek(4)
 		if err == nil {
@@ -302,44 +337,40 @@ func (c *conn) readFrame() (frame []byte, pf *pooledFrame, err error) {
 			if time.Since(time.Unix(0, c.lastActive.Load())) < idle {
 				continue
 			}
-			return nil, nil, errIdle
+			return nil, nil, 0, errIdle
 		case errors.Is(err, io.EOF) && c.br.Buffered() == 0:
-			return nil, nil, errCleanEOF
+			return nil, nil, 0, errCleanEOF
 		case errors.Is(err, io.EOF):
-			return nil, nil, fmt.Errorf("size prefix truncated after %d bytes", c.br.Buffered())
+			return nil, nil, 0, fmt.Errorf("size prefix truncated after %d bytes", c.br.Buffered())
 		}
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	var sizeBuf [4]byte
 	if _, err := io.ReadFull(c.br, sizeBuf[:]); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	size := int32(uint32(sizeBuf[0])<<24 | uint32(sizeBuf[1])<<16 | uint32(sizeBuf[2])<<8 | uint32(sizeBuf[3]))
 	if size < fixedHeaderLen || int64(size) > int64(c.srv.cfg.MaxRequestSize) {
-		return nil, nil, frameSizeError(size)
+		return nil, nil, 0, frameSizeError(size)
 	}
 	// A frame may take a while to arrive, but not longer than a whole idle
 	// period: a client that stalls mid-frame is as dead as an idle one.
 	if err := c.nc.SetReadDeadline(time.Now().Add(idle)); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
+	pooled := false
 	if c.srv.recycles != nil {
 		// The api key opens the header; a frame shorter than that is
 		// reported as truncated below.
 		if key, err := c.br.Peek(2); err == nil && c.srv.recycles(int16(binary.BigEndian.Uint16(key))) {
-			frame, pf = c.srv.frames.get(int(size))
+			pooled = true
 		}
 	}
-	if frame == nil {
-		frame = make([]byte, size)
-	}
-	if n, err := io.ReadFull(c.br, frame); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, nil, fmt.Errorf("request truncated: size %d, got %d bytes before EOF", size, n)
-		}
-		return nil, nil, err
+	frame, pf, held, err = c.readBody(int(size), pooled)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	c.counters.addIn(4 + int(size))
 	c.touch()
-	return frame, pf, nil
+	return frame, pf, held, nil
 }

@@ -72,8 +72,12 @@ func (c *conn) writeLoop() {
 // finished ends a request whose response left (or needs none): its frame
 // goes back to the pool and its in-flight slot is freed.
 func (c *conn) finished(req *Request) {
+	if req.frame == nil {
+		c.srv.addGarbage(req.held)
+	}
 	c.srv.frames.put(req.frame)
-	req.frame = nil
+	c.releaseHeld(req.held)
+	req.frame, req.held = nil, 0
 	<-c.slots
 }
 
@@ -98,6 +102,8 @@ func (c *conn) flushLocked() error {
 	if err := c.setWriteDeadline(); err != nil {
 		return err
 	}
+	c.writeSince.Store(time.Now().UnixNano())
+	defer c.writeSince.Store(0)
 	return c.bw.Flush()
 }
 
@@ -160,7 +166,9 @@ func (c *conn) writeFrame(req *Request, f Frame, headerV1 bool) error {
 	if err := c.setWriteDeadline(); err != nil {
 		return err
 	}
+	c.writeSince.Store(time.Now().UnixNano())
 	n, err := f.WriteTo(c.nc)
+	c.writeSince.Store(0)
 	c.counters.addOut(len(b) + int(n))
 	if err != nil {
 		return err

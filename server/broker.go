@@ -117,11 +117,8 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		logs.Close()
 		return nil, err
 	}
-	b.srv = protocol.NewServer(protocol.ServerConfig{
-		MaxRequestSize: int(cfg.SocketRequestMaxBytes),
-		IdleTimeout:    cfg.ConnectionsMaxIdle,
-		Registerer:     reg,
-	}, b, logger)
+	b.srv = protocol.NewServer(serverConfig(cfg, reg), b, logger)
+	boundHeap(cfg, logger)
 	return b, nil
 }
 
