@@ -19,6 +19,11 @@ const initialFrameChunk = 16 << 10
 // connection from being idle, not from holding memory others need.
 const stallProgressBytes = 64 << 10
 
+// wholeFrameSize: a frame up to this size gets its whole buffer at once.
+// Most requests are this small, and growing them would cost a copy each;
+// a connection already holds a read buffer of the same size.
+const wholeFrameSize = 64 << 10
+
 // frameGrowth multiplies a frame's buffer each time it fills: a fast
 // client's large frame is copied only a few times, and a slow one holds
 // at most this many times what it sent.
@@ -42,6 +47,9 @@ func (c *conn) readBody(size int, pooled bool) (frame []byte, pf *pooledFrame, h
 		}
 	}()
 	want := min(size, max(c.br.Buffered(), initialFrameChunk))
+	if size <= wholeFrameSize {
+		want = size
+	}
 	for {
 		if want > cap(buf) {
 			nb, npf := c.allocFrame(want, pooled)
@@ -85,10 +93,16 @@ func (c *conn) allocFrame(size int, pooled bool) ([]byte, *pooledFrame) {
 	return make([]byte, size), nil
 }
 
-// dropBuffer gives up a buffer a frame outgrew to the garbage collector,
-// whose debt the server tracks. Not to the frame pool: slow frames would
-// fill it with small buffers that no one accounts for.
-func (c *conn) dropBuffer(buf []byte, _ *pooledFrame) {
+// dropBuffer gives up a buffer a frame outgrew: back to the frame pool
+// when it came from there, else to the garbage collector, whose debt the
+// server tracks. The pool then caches buffers nobody holds; growing by
+// frameGrowth, what a frame outgrew is at most a third of what it holds,
+// and the next frames take it again.
+func (c *conn) dropBuffer(buf []byte, pf *pooledFrame) {
+	if pf != nil {
+		c.srv.frames.put(pf)
+		return
+	}
 	c.srv.addGarbage(int64(cap(buf)))
 }
 
