@@ -39,6 +39,10 @@ type Broker struct {
 
 	bin       string
 	overrides []string
+	// wrapper, when set, is a command line the broker runs under (e.g.
+	// prlimit --nofile=512:512): the broker's binary and arguments are
+	// appended to it.
+	wrapper []string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -53,7 +57,17 @@ type Broker struct {
 // so they win.
 func StartBroker(t testing.TB, overrides ...string) *Broker {
 	t.Helper()
+	return StartBrokerWrapped(t, nil, overrides...)
+}
+
+// StartBrokerWrapped is StartBroker with the broker run under a wrapper
+// command (for example {"prlimit", "--nofile=512:512"}); the wrapper must
+// exec the broker so that Pid and signals reach the broker itself. A nil
+// wrapper is StartBroker.
+func StartBrokerWrapped(t testing.TB, wrapper []string, overrides ...string) *Broker {
+	t.Helper()
 	b := newBroker(t, Build(t), overrides)
+	b.wrapper = wrapper
 	// A single broker cannot hold 3 replicas of __consumer_offsets, and
 	// Kafka's 3 s initial rebalance delay would only slow every group test.
 	props := fmt.Sprintf(`# written by compat/harness
@@ -118,7 +132,12 @@ func (b *Broker) start(t testing.TB) {
 	for _, o := range b.overrides {
 		args = append(args, "--override", o)
 	}
-	cmd := exec.Command(b.bin, args...)
+	var cmd *exec.Cmd
+	if len(b.wrapper) > 0 {
+		cmd = exec.Command(b.wrapper[0], append(append(b.wrapper[1:len(b.wrapper):len(b.wrapper)], b.bin), args...)...)
+	} else {
+		cmd = exec.Command(b.bin, args...)
+	}
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
@@ -187,6 +206,17 @@ func (b *Broker) Term() error { return b.stop(syscall.SIGTERM) }
 
 // Kill sends SIGKILL and waits for the exit.
 func (b *Broker) Kill() { b.stop(syscall.SIGKILL) }
+
+// Pid is the process id of the last started broker process, 0 when it
+// was never started.
+func (b *Broker) Pid() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cmd == nil || b.cmd.Process == nil {
+		return 0
+	}
+	return b.cmd.Process.Pid
+}
 
 // Running reports whether the last started process has not exited.
 func (b *Broker) Running() bool {
