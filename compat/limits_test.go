@@ -714,6 +714,41 @@ func TestMaxConnectionsLimits(t *testing.T) {
 		waitMetric(t, maddr, connCount, 10*time.Second, "want 24", func(v float64) bool { return v == 24 }, plaintext)
 		openServed(t, "127.0.0.2", b.Addr, 1)
 	})
+	t.Run("creation-rate", func(t *testing.T) {
+		const rate, n = 20, 60
+		b := harness.StartBroker(t, "max.connection.creation.rate="+strconv.Itoa(rate))
+		time.Sleep(time.Second) // the readiness probe's token comes back
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		start := time.Now()
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := net.DialTimeout("tcp", b.Addr, 5*time.Second)
+				if err != nil {
+					errs <- fmt.Errorf("dial %d: %w", i, err)
+					return
+				}
+				defer c.Close()
+				// Delayed, not refused: every connection is served.
+				if err := apiVersions(c, 1, 20*time.Second); err != nil {
+					errs <- fmt.Errorf("connection %d: %w", i, err)
+				}
+			}()
+		}
+		wg.Wait()
+		took := time.Since(start)
+		close(errs)
+		for err := range errs {
+			t.Errorf("max.connection.creation.rate=%d must delay, not refuse: %v", rate, err)
+		}
+		t.Logf("%d simultaneous connections at max.connection.creation.rate=%d all answered after %v", n, rate, took.Round(time.Millisecond))
+		// A second's worth may come at once; the other 40 wait 2 s.
+		if took < 1500*time.Millisecond {
+			t.Errorf("%d connections served within %v at max.connection.creation.rate=%d: not throttled", n, took, rate)
+		}
+	})
 }
 
 func TestIdleConnectionsClosed(t *testing.T) {
