@@ -386,6 +386,25 @@ func TestSlowFramesBoundedMemory(t *testing.T) {
 	t.Logf("baseline RSS %d MiB", baseline/mib)
 
 	sampler := sampleRSS(t, b.Pid())
+	// RSS counts touched pages only: a broker that allocated each
+	// declared 100 MiB frame up front would barely show in it, but its Go
+	// heap would hold the allocations.
+	heapBase := mustMetric(t, maddr, "go_memstats_heap_inuse_bytes")
+	var heapPeak atomic.Int64
+	heapStop, heapDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(heapDone)
+		for i := 0; i < 600; i++ {
+			if v, found, err := scrapeMetric(maddr, "go_memstats_heap_inuse_bytes"); err == nil && found && int64(v) > heapPeak.Load() {
+				heapPeak.Store(int64(v))
+			}
+			select {
+			case <-heapStop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
 
 	// Each attacker declares a 100 MiB Produce frame, sends 256 KiB of it
 	// and then one byte every 200 ms.
@@ -466,7 +485,18 @@ func TestSlowFramesBoundedMemory(t *testing.T) {
 		time.Sleep(rest)
 	}
 	peak := sampler.Stop()
+	close(heapStop)
+	<-heapDone
 	limit := baseline + pool + attackers*perConn + slack
+	// The heap holds garbage until the next GC, up to GOGC=100's twice
+	// the live bytes: twice the pool and the allowance, where up-front
+	// allocation of the declared frames would be 200 x 100 MiB.
+	heapLimit := int64(heapBase) + 2*(pool+attackers*perConn) + slack
+	t.Logf("Go heap in use %d MiB at rest, peak %d MiB (limit %d MiB)", int64(heapBase)/mib, heapPeak.Load()/mib, heapLimit/mib)
+	if heapPeak.Load() >= heapLimit {
+		t.Errorf("peak Go heap in use %d MiB, want below %d MiB at rest + 2 x (pool 64 MiB + %d x 160 KiB) + 32 MiB = %d MiB",
+			heapPeak.Load()/mib, int64(heapBase)/mib, attackers, heapLimit/mib)
+	}
 	t.Logf("peak RSS %d MiB (limit %d MiB); %d attackers closed by the broker, %d dials failed",
 		peak/mib, limit/mib, closedByPeer.Load(), dialFails.Load())
 	if peak >= limit {
