@@ -825,6 +825,8 @@ func TestIdleConnectionsClosed(t *testing.T) {
 // burstResult counts what a connection burst saw.
 type burstResult struct {
 	attempts, dialFails, served, notServed atomic.Int64
+	// firstErr is the first dial or ApiVersions error, for the log.
+	firstErr atomic.Value
 }
 
 // burst makes total connection attempts to addr with dialers concurrent
@@ -857,11 +859,13 @@ func burst(addr string, total, dialers, keep int, hold time.Duration, deadline t
 				}
 				c, err := net.DialTimeout("tcp", addr, 3*time.Second)
 				if err != nil {
+					r.firstErr.CompareAndSwap(nil, err.Error())
 					r.dialFails.Add(1)
 					continue
 				}
 				if n%4 == 0 {
 					if err := apiVersions(c, 1, 5*time.Second); err != nil {
+						r.firstErr.CompareAndSwap(nil, err.Error())
 						r.notServed.Add(1)
 					} else {
 						r.served.Add(1)
@@ -936,6 +940,9 @@ func TestConnectionBurst(t *testing.T) {
 		start := time.Now()
 		r := burst(b.Addr, 2000, 2000, 2000, 3*time.Second, 60*time.Second)
 		during := tr.produced.Load() - before
+		if e := r.firstErr.Load(); e != nil {
+			t.Logf("first burst error: %v", e)
+		}
 		t.Logf("burst of %d simultaneous connections to a broker with 512 fds in %v: %d dials failed, %d served, %d not served; %d records produced meanwhile",
 			r.attempts.Load(), time.Since(start).Round(time.Millisecond), r.dialFails.Load(), r.served.Load(), r.notServed.Load(), during)
 		if !b.Running() {
