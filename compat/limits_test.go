@@ -1,14 +1,12 @@
 package compat
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -105,58 +103,9 @@ func metricsAddr(t *testing.T) (override, addr string) {
 	return "metrics.listener=" + addr, addr
 }
 
-// scrapeMetric sums the samples of the series name whose label set
-// contains every one of labels (e.g. `listener="PLAINTEXT"`). found is
-// false when no sample matched.
-func scrapeMetric(addr, name string, labels ...string) (value float64, found bool, err error) {
-	cl := http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return 0, false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, false, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		series, val, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		n, lbl, _ := strings.Cut(series, "{")
-		if n != name {
-			continue
-		}
-		match := true
-		for _, l := range labels {
-			if !strings.Contains(lbl, l) {
-				match = false
-			}
-		}
-		if !match {
-			continue
-		}
-		// A timestamp may follow the value.
-		val, _, _ = strings.Cut(val, " ")
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			return 0, false, fmt.Errorf("%s: %v", line, err)
-		}
-		value += v
-		found = true
-	}
-	return value, found, sc.Err()
-}
-
 func mustMetric(t *testing.T, addr, name string, labels ...string) float64 {
 	t.Helper()
-	v, found, err := scrapeMetric(addr, name, labels...)
+	v, found, err := harness.ScrapeMetric(addr, name, labels...)
 	if err != nil {
 		t.Fatalf("scrape %s: %v", name, err)
 	}
@@ -395,7 +344,7 @@ func TestSlowFramesBoundedMemory(t *testing.T) {
 	go func() {
 		defer close(heapDone)
 		for i := 0; i < 600; i++ {
-			if v, found, err := scrapeMetric(maddr, "go_memstats_heap_inuse_bytes"); err == nil && found && int64(v) > heapPeak.Load() {
+			if v, found, err := harness.ScrapeMetric(maddr, "go_memstats_heap_inuse_bytes"); err == nil && found && int64(v) > heapPeak.Load() {
 				heapPeak.Store(int64(v))
 			}
 			select {
@@ -461,7 +410,7 @@ func TestSlowFramesBoundedMemory(t *testing.T) {
 	}
 	attackStart := time.Now()
 	time.Sleep(2 * time.Second) // let the attackers' first 256 KiB land
-	used, _, _ := scrapeMetric(maddr, "kafka_network_socketserver_memorypoolused")
+	used, _, _ := harness.ScrapeMetric(maddr, "kafka_network_socketserver_memorypoolused")
 	t.Logf("memorypoolused with %d attackers: %.0f MiB", attackers, used/mib)
 	if used > pool {
 		t.Errorf("memorypoolused %v exceeds queued.max.request.bytes %d", used, pool)

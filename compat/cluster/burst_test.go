@@ -1,14 +1,11 @@
 package cluster
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,44 +14,6 @@ import (
 	"github.com/kbroker/kbroker/compat/harness"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// scrapeSum sums the samples of metric name on a metrics.listener.
-func scrapeSum(addr, name string) (float64, bool, error) {
-	cl := http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return 0, false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, false, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	var sum float64
-	found := false
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		series, val, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		if n, _, _ := strings.Cut(series, "{"); n != name {
-			continue
-		}
-		val, _, _ = strings.Cut(val, " ")
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			return 0, false, fmt.Errorf("%s: %v", line, err)
-		}
-		sum += v
-		found = true
-	}
-	return sum, found, sc.Err()
-}
 
 // pingRaw sends ApiVersions v0 on c and reads the answer within d.
 func pingRaw(c net.Conn, d time.Duration) error {
@@ -108,7 +67,7 @@ func TestConnectionBurstKeepsIsr(t *testing.T) {
 	waitFullISR(t, conn, topic, partitions, 3)
 	shrinksBefore := map[int32]float64{}
 	for _, b := range c.Brokers {
-		v, found, err := scrapeSum(metrics[b.ID], "kafka_server_replicamanager_isrshrinks_total")
+		v, found, err := harness.ScrapeMetric(metrics[b.ID], "kafka_server_replicamanager_isrshrinks_total")
 		if err != nil || !found {
 			t.Fatalf("broker %d isrshrinks metric: found %v, %v", b.ID, found, err)
 		}
@@ -224,7 +183,7 @@ func TestConnectionBurstKeepsIsr(t *testing.T) {
 			t.Errorf("broker %d exited", b.ID)
 			continue
 		}
-		v, _, err := scrapeSum(metrics[b.ID], "kafka_server_replicamanager_isrshrinks_total")
+		v, _, err := harness.ScrapeMetric(metrics[b.ID], "kafka_server_replicamanager_isrshrinks_total")
 		if err != nil {
 			t.Errorf("broker %d isrshrinks metric: %v", b.ID, err)
 		} else if v != shrinksBefore[b.ID] {
