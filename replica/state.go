@@ -4,9 +4,9 @@ package replica
 // files, ZooKeeper or clock. Inputs are fetch positions, LeaderAndIsr
 // decisions, appends' end offsets and a `now` argument; outputs are return
 // values (HW moved, ISR change to write, truncation offset, delayed
-// operation verdicts). Rules follow Kafka 3.9 as restated in
-// ../shared/reference/kafka-zk-replication.md (cited as §n below and in
-// each file).
+// operation verdicts). Rules follow Kafka 3.9 in ZooKeeper mode, cited as
+// §n below and in each file; docs/replication-reference.md lists the
+// sections and the Kafka source each restates.
 //
 //   - LeaderState (state_leader.go, state_fetch.go, isr.go): leader-side
 //     bookkeeping per follower, HW advancement (§3.7), ISR shrink/expand
