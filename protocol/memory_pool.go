@@ -19,8 +19,9 @@ type memoryPool struct {
 	mu       sync.Mutex
 	capacity int64 // 0: unlimited
 	used     int64
-	// released is closed, and replaced, whenever bytes go back, to wake
-	// the connections waiting for room.
+	// released is closed at the next release to wake the connections
+	// waiting for room; nil while none waits, so that the release of
+	// every request costs no channel.
 	released chan struct{}
 	// depletedSince is when a reservation was last refused with the pool
 	// still refusing (zero while it is not), depleted the total time it
@@ -34,7 +35,7 @@ func newMemoryPool(capacity int64) *memoryPool {
 	if capacity < 0 {
 		capacity = 0
 	}
-	return &memoryPool{capacity: capacity, released: make(chan struct{})}
+	return &memoryPool{capacity: capacity}
 }
 
 // tryReserve takes n bytes if they fit. A reservation always succeeds on
@@ -68,8 +69,10 @@ func (p *memoryPool) release(n int64, now time.Time) {
 		p.depleted += now.Sub(p.depletedSince)
 		p.depletedSince = time.Time{}
 	}
-	close(p.released)
-	p.released = make(chan struct{})
+	if p.released != nil {
+		close(p.released)
+		p.released = nil
+	}
 	p.mu.Unlock()
 }
 
@@ -77,6 +80,9 @@ func (p *memoryPool) release(n int64, now time.Time) {
 func (p *memoryPool) wakeup() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.released == nil {
+		p.released = make(chan struct{})
+	}
 	return p.released
 }
 
