@@ -25,6 +25,33 @@ type brokerAddresses interface {
 	RemoveBroker(brokerID int32)
 }
 
+// selfRouting hands requests for this broker to local and the rest to
+// rest, whose address book it keeps up to date.
+type selfRouting struct {
+	self  int32
+	local func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+	rest  BrokerChannel
+}
+
+func (s selfRouting) Send(ctx context.Context, brokerID int32, req kmsg.Request) (kmsg.Response, error) {
+	if brokerID == s.self {
+		return s.local(ctx, req)
+	}
+	return s.rest.Send(ctx, brokerID, req)
+}
+
+func (s selfRouting) AddBroker(brokerID int32, addr string) {
+	if a, ok := s.rest.(brokerAddresses); ok {
+		a.AddBroker(brokerID, addr)
+	}
+}
+
+func (s selfRouting) RemoveBroker(brokerID int32) {
+	if a, ok := s.rest.(brokerAddresses); ok {
+		a.RemoveBroker(brokerID)
+	}
+}
+
 // channelManager is Kafka's ControllerChannelManager: one queue and one
 // sender per live broker, one request in flight per broker, a failed send
 // retried until the broker goes away. Responses are handed to onResponse

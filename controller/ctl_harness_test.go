@@ -67,9 +67,9 @@ func (r *recordingChannel) take() []sentRequest {
 // session, and an admin session for the test's own reads and writes.
 type ctlHarness struct {
 	t       *testing.T
-	z       *fakeZK
+	z       *memZK
 	admin   zkClient
-	brokers map[int32]*fakeConn
+	brokers map[int32]*memConn
 	ch      *recordingChannel
 	cfg     controllerConfig
 	c       *kafkaController
@@ -77,8 +77,8 @@ type ctlHarness struct {
 
 func newCtlHarness(t *testing.T, ids ...int32) *ctlHarness {
 	t.Helper()
-	z := newFakeZK()
-	h := &ctlHarness{t: t, z: z, admin: z.connect(), brokers: map[int32]*fakeConn{}, ch: &recordingChannel{}}
+	z := newMemZK()
+	h := &ctlHarness{t: t, z: z, admin: z.connect(), brokers: map[int32]*memConn{}, ch: &recordingChannel{}}
 	if err := createTopLevelPaths(h.admin); err != nil {
 		t.Fatal(err)
 	}

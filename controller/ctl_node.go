@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Endpoint is one advertised listener, as written to /brokers/ids/<id>.
@@ -33,9 +34,12 @@ type KafkaError = kafkaError
 // Config is the broker configuration the ZooKeeper mode needs, with
 // server.properties names in the comments.
 type Config struct {
-	BrokerID         int32         // broker.id
-	ZooKeeperConnect string        // zookeeper.connect, with optional chroot
-	SessionTimeout   time.Duration // zookeeper.session.timeout.ms (18 s)
+	BrokerID         int32  // broker.id
+	ZooKeeperConnect string // zookeeper.connect, with optional chroot
+	// Store, when set, replaces ZooKeeper: the broker is a cluster of one
+	// whose metadata lives in the log dir (no zookeeper.connect).
+	Store          *LocalStore
+	SessionTimeout time.Duration // zookeeper.session.timeout.ms (18 s)
 	// ConnectionTimeout bounds the first connection
 	// (zookeeper.connection.timeout.ms); zero means SessionTimeout.
 	ConnectionTimeout time.Duration
@@ -55,6 +59,10 @@ type Config struct {
 	// BrokerChannel carries controller requests; nil: a franz-go client
 	// per broker on the inter-broker listener.
 	BrokerChannel BrokerChannel
+	// Self, when set, carries the controller's requests to this broker
+	// in-process: the controller reaches its own broker whatever the
+	// network makes of its advertised address.
+	Self func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
 	// Now and the tick channels are for tests; nil means wall clock,
 	// a 2.5 s ticker for ISR change propagation and, for the leader
 	// imbalance check, a first tick 5 s after start then one every
@@ -95,7 +103,7 @@ type Node struct {
 
 // New checks the configuration; Run connects.
 func New(cfg Config, logger *slog.Logger) (*Node, error) {
-	if cfg.ZooKeeperConnect == "" {
+	if cfg.ZooKeeperConnect == "" && cfg.Store == nil {
 		return nil, errors.New("zookeeper.connect is empty")
 	}
 	if cfg.SessionTimeout <= 0 {
@@ -141,6 +149,11 @@ func New(cfg Config, logger *slog.Logger) (*Node, error) {
 // controller election until ctx ends. It returns an error if the broker id
 // is registered by another live broker or ZooKeeper cannot be reached.
 func (n *Node) Run(ctx context.Context) error {
+	if n.cfg.Store != nil {
+		zk := n.cfg.Store.connect()
+		defer zk.Close()
+		return n.run(ctx, zk)
+	}
 	timeout := n.cfg.ConnectionTimeout
 	if timeout <= 0 {
 		timeout = n.cfg.SessionTimeout
@@ -220,6 +233,9 @@ func (n *Node) onController(zk zkClient, s controllerStatus) {
 	if ch == nil {
 		kch = newKgoBrokerChannel(n.cfg.BrokerID)
 		ch = kch
+	}
+	if n.cfg.Self != nil {
+		ch = selfRouting{self: n.cfg.BrokerID, local: n.cfg.Self, rest: ch}
 	}
 	c := newKafkaController(zk, controllerConfig{
 		brokerID:              n.cfg.BrokerID,

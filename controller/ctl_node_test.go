@@ -229,7 +229,7 @@ func TestNodesEndToEnd(t *testing.T) {
 // broker registers again on its new session and the election runs again
 // (here it wins again, with the next epoch).
 func TestNodeResignsOnSessionExpiry(t *testing.T) {
-	z := newFakeZK()
+	z := newMemZK()
 	h := zkHarness{name: "fake", connect: func(t *testing.T) zkClient {
 		c := z.connect()
 		t.Cleanup(c.Close)
@@ -244,7 +244,7 @@ func TestNodeResignsOnSessionExpiry(t *testing.T) {
 	waitUntil(t, "failover done", func() bool {
 		return gauge(t, tn.reg, "kafka_controller_kafkacontroller_activecontrollercount") == 1
 	})
-	z.expire(tn.zk.(*fakeConn))
+	z.expire(tn.zk.(*memConn))
 	waitUntil(t, "controller again with epoch 2", func() bool {
 		return tn.n.IsController() && tn.n.ControllerEpoch() == 2 && tn.n.BrokerEpoch() > epoch
 	})

@@ -43,7 +43,7 @@
 //     modes, Get/Exists/Children with one-shot watches, versioned Set and
 //     Delete, atomic Multi, session state. zkConn (zk_conn.go) implements it
 //     over github.com/go-zookeeper/zk, honouring a zookeeper.connect chroot;
-//     fakeZK (zk_fake*.go) is an in-memory ensemble for unit tests. Both pass
+//     memZK (zk_fake*.go) is an in-memory ensemble for unit tests. Both pass
 //     the suite in zk_suite_test.go; set KBROKER_TEST_ZK=host:port to run it
 //     (and every ZooKeeper-backed test) against a real server too, or
 //     KBROKER_TEST_ZK=start to have the tests start one with scripts/zk.sh.
@@ -86,7 +86,7 @@
 // guards only its event queue. channelManager.mu guards its queue map, each
 // brokerQueue.mu its pending list; neither is held while sending. The
 // isrChangePropagator's mu guards its set. No lock is taken while holding
-// another. fakeZK.mu guards the fake's whole tree, sessions and watches;
+// another. memZK.mu guards the fake's whole tree, sessions and watches;
 // watch channels are buffered so firing under it never blocks. zkConn.mu
 // guards only the session state that go-zookeeper's callback updates; it is
 // never held across a ZooKeeper call. zkMember has no locks: its state lives

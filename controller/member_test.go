@@ -157,7 +157,7 @@ func TestMemberDuplicateBrokerIDExits(t *testing.T) {
 // Session expiry can be forced only on the fake: the broker resigns,
 // re-registers with a new broker epoch and runs the election again.
 func TestMemberSessionExpiry(t *testing.T) {
-	z := newFakeZK()
+	z := newMemZK()
 	c1, c2 := z.connect(), z.connect()
 	defer c1.Close()
 	defer c2.Close()
@@ -208,7 +208,7 @@ func TestMemberSessionExpiry(t *testing.T) {
 // A connection loss that the session survives changes nothing: the
 // controller keeps its role and epoch (Kafka resigns only on expiry).
 func TestMemberSurvivesDisconnect(t *testing.T) {
-	z := newFakeZK()
+	z := newMemZK()
 	c1 := z.connect()
 	defer c1.Close()
 	m1 := startMember(t, c1, 1)

@@ -69,7 +69,7 @@ func TestWatchTopicConfigChanges(t *testing.T) {
 			return slices.Equal(topics(1), want) && slices.Equal(topics(2), want)
 		})
 
-		if fc, ok := nodes[1].zk.(*fakeConn); ok {
+		if fc, ok := nodes[1].zk.(*memConn); ok {
 			epoch := nodes[1].n.BrokerEpoch()
 			fc.z.expire(fc)
 			waitUntil(t, "re-registered", func() bool { return nodes[1].n.BrokerEpoch() > epoch })

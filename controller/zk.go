@@ -7,7 +7,7 @@ import (
 
 // zkClient is the part of ZooKeeper the controller and broker registration
 // use. Two implementations pass the same suite (zk_suite_test.go): zkConn over
-// github.com/go-zookeeper/zk and fakeZK's in-memory connections.
+// github.com/go-zookeeper/zk and memZK's in-memory connections.
 //
 // Semantics follow ZooKeeper: version -1 means "any version"; a watch fires
 // at most once; ephemeral nodes belong to the session that created them and

@@ -18,10 +18,11 @@ type zkHarness struct {
 	connect func(t *testing.T) zkClient
 }
 
-// zkHarnesses is the fake always, plus a real server when KBROKER_TEST_ZK
-// (host:port) is set; each test then gets its own chroot.
+// zkHarnesses is the in-memory tree and the journaled local store always,
+// plus a real server when KBROKER_TEST_ZK (host:port) is set; each test
+// then gets its own chroot.
 func zkHarnesses(t *testing.T) []zkHarness {
-	hs := []zkHarness{{name: "fake", connect: fakeHarness(t)}}
+	hs := []zkHarness{{name: "fake", connect: fakeHarness(t)}, {name: "local", connect: localHarness(t)}}
 	if addr := os.Getenv("KBROKER_TEST_ZK"); addr != "" {
 		hs = append(hs, zkHarness{name: "real", connect: realHarness(t, addr)})
 	}
@@ -29,9 +30,22 @@ func zkHarnesses(t *testing.T) []zkHarness {
 }
 
 func fakeHarness(t *testing.T) func(*testing.T) zkClient {
-	z := newFakeZK()
+	z := newMemZK()
 	return func(t *testing.T) zkClient {
 		c := z.connect()
+		t.Cleanup(c.Close)
+		return c
+	}
+}
+
+func localHarness(t *testing.T) func(*testing.T) zkClient {
+	s, err := OpenLocalStore(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return func(t *testing.T) zkClient {
+		c := s.connect()
 		t.Cleanup(c.Close)
 		return c
 	}
@@ -360,7 +374,7 @@ func TestZKCzxidGrows(t *testing.T) {
 // Session expiry can only be forced on the fake; registration tests cover
 // its consequences.
 func TestFakeZKExpiry(t *testing.T) {
-	z := newFakeZK()
+	z := newMemZK()
 	a, b := z.connect(), z.connect()
 	defer a.Close()
 	defer b.Close()

@@ -7,38 +7,43 @@ import (
 	"sync"
 )
 
-// fakeZK is an in-memory ZooKeeper ensemble for unit tests: one data tree,
-// any number of sessions (fakeConn). It keeps ZooKeeper's semantics that the
-// controller depends on: data and child versions, czxid/mzxid from one zxid
-// counter, ephemeral nodes owned by a session, sequential names from the
-// parent's cversion, one-shot watches, atomic multi.
+// memZK is ZooKeeper in one process: one data tree, any number of sessions
+// (memConn). It keeps ZooKeeper's semantics that the controller depends on:
+// data and child versions, czxid/mzxid from one zxid counter, ephemeral
+// nodes owned by a session, sequential names from the parent's cversion,
+// one-shot watches, atomic multi. Unit tests use it bare, as a ZooKeeper
+// ensemble they can expire and disconnect; a standalone broker uses it
+// with a journal (LocalStore), as its metadata store.
 //
-// Lock: fakeZK.mu guards everything, including every fakeConn's state.
+// Lock: memZK.mu guards everything, including every memConn's state.
 // Watch channels are buffered (1) and written once, so firing them under
 // mu never blocks.
-type fakeZK struct {
+type memZK struct {
 	mu          sync.Mutex
-	tree        fakeTree
+	tree        memTree
 	nextSession int64
-	watches     []*fakeWatch
+	watches     []*memWatch
+	// journal, when set, makes every change durable before it is applied:
+	// a change the journal cannot record fails and changes nothing.
+	journal *journal
 }
 
-type fakeTree struct {
-	nodes map[string]*fakeNode
+type memTree struct {
+	nodes map[string]*memNode
 	zxid  int64
 	// inMulti: a multi is one ZooKeeper transaction, so all its ops share
 	// the one zxid taken when it started.
 	inMulti bool
 }
 
-func (t *fakeTree) nextZxid() int64 {
+func (t *memTree) nextZxid() int64 {
 	if !t.inMulti {
 		t.zxid++
 	}
 	return t.zxid
 }
 
-type fakeNode struct {
+type memNode struct {
 	data     []byte
 	stat     znodeStat
 	children map[string]struct{}
@@ -57,8 +62,8 @@ const (
 	watchChild
 )
 
-type fakeWatch struct {
-	conn *fakeConn
+type memWatch struct {
+	conn *memConn
 	path string
 	kind watchKind
 	ch   chan zkEvent
@@ -71,17 +76,17 @@ type nodeEvent struct {
 	path string
 }
 
-func newFakeZK() *fakeZK {
-	z := &fakeZK{tree: fakeTree{nodes: map[string]*fakeNode{}}}
-	z.tree.nodes["/"] = &fakeNode{children: map[string]struct{}{}}
+func newMemZK() *memZK {
+	z := &memZK{tree: memTree{nodes: map[string]*memNode{}}}
+	z.tree.nodes["/"] = &memNode{children: map[string]struct{}{}}
 	return z
 }
 
 // connect opens a new session.
-func (z *fakeZK) connect() *fakeConn {
+func (z *memZK) connect() *memConn {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	c := &fakeConn{z: z, changed: make(chan struct{}, 1)}
+	c := &memConn{z: z, changed: make(chan struct{}, 1)}
 	z.nextSession++
 	c.session = zkSession{ID: z.nextSession, State: sessionConnected}
 	return c
@@ -91,7 +96,7 @@ func (z *fakeZK) connect() *fakeConn {
 // ephemeral nodes go (firing other sessions' watches), c's watches end with
 // errSessionExpired. Like go-zookeeper, the client then establishes a new
 // session by itself; both transitions are signalled on SessionChanged.
-func (z *fakeZK) expire(c *fakeConn) {
+func (z *memZK) expire(c *memConn) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	z.endSessionLocked(c, errSessionExpired, sessionExpired)
@@ -103,18 +108,18 @@ func (z *fakeZK) expire(c *fakeConn) {
 
 // disconnect and reconnect model a connection loss that the session
 // survives: operations fail meanwhile, ephemeral nodes and watches stay.
-func (z *fakeZK) disconnect(c *fakeConn) { z.setState(c, sessionConnecting) }
+func (z *memZK) disconnect(c *memConn) { z.setState(c, sessionConnecting) }
 
-func (z *fakeZK) reconnect(c *fakeConn) { z.setState(c, sessionConnected) }
+func (z *memZK) reconnect(c *memConn) { z.setState(c, sessionConnected) }
 
-func (z *fakeZK) setState(c *fakeConn, s sessionState) {
+func (z *memZK) setState(c *memConn, s sessionState) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	c.session.State = s
 	c.signal()
 }
 
-func (z *fakeZK) endSessionLocked(c *fakeConn, why error, state sessionState) {
+func (z *memZK) endSessionLocked(c *memConn, why error, state sessionState) {
 	id := c.session.ID
 	var owned []string
 	for p, n := range z.tree.nodes {
@@ -146,7 +151,7 @@ func (z *fakeZK) endSessionLocked(c *fakeConn, why error, state sessionState) {
 	z.fireLocked(events)
 }
 
-func (z *fakeZK) fireLocked(events []nodeEvent) {
+func (z *memZK) fireLocked(events []nodeEvent) {
 	for _, ev := range events {
 		var kinds []watchKind
 		switch ev.typ {
@@ -181,8 +186,8 @@ func containsKind(kinds []watchKind, k watchKind) bool {
 	return false
 }
 
-func (z *fakeZK) watchLocked(c *fakeConn, path string, kind watchKind) <-chan zkEvent {
-	w := &fakeWatch{conn: c, path: path, kind: kind, ch: make(chan zkEvent, 1)}
+func (z *memZK) watchLocked(c *memConn, path string, kind watchKind) <-chan zkEvent {
+	w := &memWatch{conn: c, path: path, kind: kind, ch: make(chan zkEvent, 1)}
 	z.watches = append(z.watches, w)
 	return w.ch
 }
@@ -205,7 +210,7 @@ func validPath(path string) bool {
 	return true
 }
 
-func (t *fakeTree) create(path string, data []byte, mode createMode, session int64) (string, []nodeEvent, error) {
+func (t *memTree) create(path string, data []byte, mode createMode, session int64) (string, []nodeEvent, error) {
 	if !validPath(path) || path == "/" {
 		return "", nil, errBadArguments
 	}
@@ -224,7 +229,7 @@ func (t *fakeTree) create(path string, data []byte, mode createMode, session int
 		return "", nil, errNodeExists
 	}
 	zxid := t.nextZxid()
-	n := &fakeNode{data: cloneBytes(data), children: map[string]struct{}{}}
+	n := &memNode{data: cloneBytes(data), children: map[string]struct{}{}}
 	n.stat.Czxid, n.stat.Mzxid = zxid, zxid
 	if mode.ephemeral() {
 		n.stat.EphemeralOwner = session
@@ -238,7 +243,7 @@ func (t *fakeTree) create(path string, data []byte, mode createMode, session int
 	return path, []nodeEvent{{eventNodeCreated, path}, {eventNodeChildrenChanged, parentPath}}, nil
 }
 
-func (t *fakeTree) set(path string, data []byte, version int32) (znodeStat, []nodeEvent, error) {
+func (t *memTree) set(path string, data []byte, version int32) (znodeStat, []nodeEvent, error) {
 	n, ok := t.nodes[path]
 	if !ok {
 		return znodeStat{}, nil, errNoNode
@@ -252,7 +257,7 @@ func (t *fakeTree) set(path string, data []byte, version int32) (znodeStat, []no
 	return n.stat, []nodeEvent{{eventNodeDataChanged, path}}, nil
 }
 
-func (t *fakeTree) delete(path string, version int32) ([]nodeEvent, error) {
+func (t *memTree) delete(path string, version int32) ([]nodeEvent, error) {
 	if path == "/" {
 		return nil, errBadArguments
 	}
@@ -276,7 +281,7 @@ func (t *fakeTree) delete(path string, version int32) ([]nodeEvent, error) {
 	return []nodeEvent{{eventNodeDeleted, path}, {eventNodeChildrenChanged, parentPath}}, nil
 }
 
-func (t *fakeTree) check(path string, version int32) error {
+func (t *memTree) check(path string, version int32) error {
 	n, ok := t.nodes[path]
 	if !ok {
 		return errNoNode
@@ -288,8 +293,8 @@ func (t *fakeTree) check(path string, version int32) error {
 }
 
 // clone copies the tree deeply enough that a failed multi can be dropped.
-func (t *fakeTree) clone() fakeTree {
-	c := fakeTree{nodes: make(map[string]*fakeNode, len(t.nodes)), zxid: t.zxid}
+func (t *memTree) clone() memTree {
+	c := memTree{nodes: make(map[string]*memNode, len(t.nodes)), zxid: t.zxid}
 	for p, n := range t.nodes {
 		cp := *n
 		cp.children = maps.Clone(n.children)

@@ -5,17 +5,17 @@ import (
 	"sort"
 )
 
-// fakeConn is one client session of a fakeZK. Its fields are guarded by
-// fakeZK.mu.
-type fakeConn struct {
-	z       *fakeZK
+// memConn is one client session of a memZK. Its fields are guarded by
+// memZK.mu.
+type memConn struct {
+	z       *memZK
 	session zkSession
 	changed chan struct{}
 }
 
-var _ zkClient = (*fakeConn)(nil)
+var _ zkClient = (*memConn)(nil)
 
-func (c *fakeConn) signal() {
+func (c *memConn) signal() {
 	select {
 	case c.changed <- struct{}{}:
 	default:
@@ -24,7 +24,7 @@ func (c *fakeConn) signal() {
 
 // usableLocked is the error every operation returns when the session is
 // not connected.
-func (c *fakeConn) usableLocked() error {
+func (c *memConn) usableLocked() error {
 	switch c.session.State {
 	case sessionConnected:
 		return nil
@@ -35,17 +35,17 @@ func (c *fakeConn) usableLocked() error {
 	}
 }
 
-func (c *fakeConn) Session() zkSession {
+func (c *memConn) Session() zkSession {
 	c.z.mu.Lock()
 	defer c.z.mu.Unlock()
 	return c.session
 }
 
-func (c *fakeConn) SessionChanged() <-chan struct{} { return c.changed }
+func (c *memConn) SessionChanged() <-chan struct{} { return c.changed }
 
 // Close ends the session: its ephemeral nodes are deleted at once, as when
 // a ZooKeeper client closes cleanly.
-func (c *fakeConn) Close() {
+func (c *memConn) Close() {
 	c.z.mu.Lock()
 	defer c.z.mu.Unlock()
 	if c.session.State == sessionClosed {
@@ -55,12 +55,16 @@ func (c *fakeConn) Close() {
 	c.signal()
 }
 
-func (c *fakeConn) Create(path string, data []byte, mode createMode) (string, error) {
+func (c *memConn) Create(path string, data []byte, mode createMode) (string, error) {
 	z := c.z
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if err := c.usableLocked(); err != nil {
 		return "", err
+	}
+	if z.journal != nil {
+		res, err := c.commitLocked(&opCreate{Path: path, Data: data, Mode: mode})
+		return res.Path, err
 	}
 	p, events, err := z.tree.create(path, data, mode, c.session.ID)
 	if err != nil {
@@ -70,7 +74,7 @@ func (c *fakeConn) Create(path string, data []byte, mode createMode) (string, er
 	return p, nil
 }
 
-func (c *fakeConn) get(path string, watch bool) ([]byte, znodeStat, <-chan zkEvent, error) {
+func (c *memConn) get(path string, watch bool) ([]byte, znodeStat, <-chan zkEvent, error) {
 	z := c.z
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -88,16 +92,16 @@ func (c *fakeConn) get(path string, watch bool) ([]byte, znodeStat, <-chan zkEve
 	return cloneBytes(n.data), n.stat, ch, nil
 }
 
-func (c *fakeConn) Get(path string) ([]byte, znodeStat, error) {
+func (c *memConn) Get(path string) ([]byte, znodeStat, error) {
 	d, s, _, err := c.get(path, false)
 	return d, s, err
 }
 
-func (c *fakeConn) GetW(path string) ([]byte, znodeStat, <-chan zkEvent, error) {
+func (c *memConn) GetW(path string) ([]byte, znodeStat, <-chan zkEvent, error) {
 	return c.get(path, true)
 }
 
-func (c *fakeConn) exists(path string, watch bool) (bool, znodeStat, <-chan zkEvent, error) {
+func (c *memConn) exists(path string, watch bool) (bool, znodeStat, <-chan zkEvent, error) {
 	z := c.z
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -121,21 +125,25 @@ func (c *fakeConn) exists(path string, watch bool) (bool, znodeStat, <-chan zkEv
 	return true, n.stat, ch, nil
 }
 
-func (c *fakeConn) Exists(path string) (bool, znodeStat, error) {
+func (c *memConn) Exists(path string) (bool, znodeStat, error) {
 	ok, s, _, err := c.exists(path, false)
 	return ok, s, err
 }
 
-func (c *fakeConn) ExistsW(path string) (bool, znodeStat, <-chan zkEvent, error) {
+func (c *memConn) ExistsW(path string) (bool, znodeStat, <-chan zkEvent, error) {
 	return c.exists(path, true)
 }
 
-func (c *fakeConn) Set(path string, data []byte, version int32) (znodeStat, error) {
+func (c *memConn) Set(path string, data []byte, version int32) (znodeStat, error) {
 	z := c.z
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if err := c.usableLocked(); err != nil {
 		return znodeStat{}, err
+	}
+	if z.journal != nil {
+		res, err := c.commitLocked(&opSet{Path: path, Data: data, Version: version})
+		return res.Stat, err
 	}
 	st, events, err := z.tree.set(path, data, version)
 	if err != nil {
@@ -145,11 +153,15 @@ func (c *fakeConn) Set(path string, data []byte, version int32) (znodeStat, erro
 	return st, nil
 }
 
-func (c *fakeConn) Delete(path string, version int32) error {
+func (c *memConn) Delete(path string, version int32) error {
 	z := c.z
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if err := c.usableLocked(); err != nil {
+		return err
+	}
+	if z.journal != nil {
+		_, err := c.commitLocked(&opDelete{Path: path, Version: version})
 		return err
 	}
 	events, err := z.tree.delete(path, version)
@@ -160,7 +172,7 @@ func (c *fakeConn) Delete(path string, version int32) error {
 	return nil
 }
 
-func (c *fakeConn) children(path string, watch bool) ([]string, znodeStat, <-chan zkEvent, error) {
+func (c *memConn) children(path string, watch bool) ([]string, znodeStat, <-chan zkEvent, error) {
 	z := c.z
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -185,24 +197,43 @@ func (c *fakeConn) children(path string, watch bool) ([]string, znodeStat, <-cha
 	return names, n.stat, ch, nil
 }
 
-func (c *fakeConn) Children(path string) ([]string, znodeStat, error) {
+func (c *memConn) Children(path string) ([]string, znodeStat, error) {
 	names, s, _, err := c.children(path, false)
 	return names, s, err
 }
 
-func (c *fakeConn) ChildrenW(path string) ([]string, znodeStat, <-chan zkEvent, error) {
+func (c *memConn) ChildrenW(path string) ([]string, znodeStat, <-chan zkEvent, error) {
 	return c.children(path, true)
 }
 
 // Multi applies the ops to a copy of the tree and keeps the copy only if
-// every op succeeded, so a failed multi changes nothing and fires nothing.
-func (c *fakeConn) Multi(ops ...zkOp) ([]zkOpResult, error) {
+// every op succeeded (and, with a journal, was recorded), so a failed multi
+// changes nothing and fires nothing.
+func (c *memConn) Multi(ops ...zkOp) ([]zkOpResult, error) {
 	z := c.z
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if err := c.usableLocked(); err != nil {
 		return nil, err
 	}
+	return c.applyLocked(ops)
+}
+
+// commitLocked applies one op the way Multi does, for a journaled tree,
+// and returns the op's own error rather than a multiError.
+func (c *memConn) commitLocked(op zkOp) (zkOpResult, error) {
+	res, err := c.applyLocked([]zkOp{op})
+	if me, ok := err.(*multiError); ok {
+		return zkOpResult{}, me.Err
+	}
+	if err != nil {
+		return zkOpResult{}, err
+	}
+	return res[0], nil
+}
+
+func (c *memConn) applyLocked(ops []zkOp) ([]zkOpResult, error) {
+	z := c.z
 	t := z.tree.clone()
 	t.zxid++
 	t.inMulti = true
@@ -229,6 +260,11 @@ func (c *fakeConn) Multi(ops ...zkOp) ([]zkOpResult, error) {
 		events = append(events, ev...)
 	}
 	t.inMulti = false
+	if z.journal != nil {
+		if err := z.journal.record(&t, events); err != nil {
+			return nil, err
+		}
+	}
 	z.tree = t
 	z.fireLocked(events)
 	return results, nil

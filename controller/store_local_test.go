@@ -1,0 +1,232 @@
+package controller
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// reopen closes s and opens its directory again, as a restart does.
+func reopen(t *testing.T, s *LocalStore, dir string) *LocalStore {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := OpenLocalStore(dir, nil)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	t.Cleanup(func() { s2.Close() })
+	return s2
+}
+
+func TestLocalStoreSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenLocalStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Fresh() {
+		t.Fatal("a new store is not fresh")
+	}
+	c := s.connect()
+	mustCreate(t, c, "/a", "1", modePersistent)
+	mustCreate(t, c, "/a/b", "2", modePersistent)
+	if _, err := c.Set("/a/b", []byte("3"), 0); err != nil {
+		t.Fatal(err)
+	}
+	seq, err := c.Create("/a/n-", nil, modePersistentSequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, c, "/a/gone", "x", modePersistent)
+	if err := c.Delete("/a/gone", -1); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, c, "/a/eph", "e", modeEphemeral)
+	if _, err := c.Multi(&opCreate{Path: "/m", Data: []byte("m")}, &opSet{Path: "/a", Data: []byte("10"), Version: 0}); err != nil {
+		t.Fatal(err)
+	}
+	_, beforeStat, _ := c.Get("/a/b")
+	lastZxid := s.z.tree.zxid
+	c.Close()
+
+	s = reopen(t, s, dir)
+	c = s.connect()
+	defer c.Close()
+	for path, want := range map[string]string{"/a": "10", "/a/b": "3", "/m": "m"} {
+		got, _, err := c.Get(path)
+		if err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want %q", path, got, err, want)
+		}
+	}
+	if _, st, _ := c.Get("/a/b"); st != beforeStat {
+		t.Errorf("stat of /a/b after restart %+v, before %+v", st, beforeStat)
+	}
+	for _, gone := range []string{"/a/gone", "/a/eph"} {
+		if ok, _, _ := c.Exists(gone); ok {
+			t.Errorf("%s survived the restart", gone)
+		}
+	}
+	if ok, _, _ := c.Exists(seq); !ok {
+		t.Errorf("sequential node %s lost", seq)
+	}
+	// Sequence numbers and zxids carry on from where they were.
+	next, err := c.Create("/a/n-", nil, modePersistentSequential)
+	if err != nil || next <= seq {
+		t.Errorf("next sequential name %q (%v) after %q", next, err, seq)
+	}
+	p, st, err := c.Get("/a/b")
+	_ = p
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, c, "/later", "", modePersistent)
+	if _, later, _ := c.Get("/later"); later.Czxid <= lastZxid || later.Czxid <= st.Mzxid {
+		t.Errorf("czxid %d after restart does not follow %d", later.Czxid, lastZxid)
+	}
+	kids, _, _ := c.Children("/a")
+	if len(kids) != 3 { // b and two sequential nodes
+		t.Errorf("children of /a after restart: %v", kids)
+	}
+}
+
+func TestLocalStoreDropsTornTail(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenLocalStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.connect()
+	mustCreate(t, c, "/kept", "k", modePersistent)
+	c.Close()
+	s.Close()
+	path := filepath.Join(dir, localStoreFile)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Half a record, as a crash in the middle of a write leaves it.
+	if _, err := f.WriteString(`1234abcd {"zxid":99,"nodes":[{"pa`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s, err = OpenLocalStore(dir, nil)
+	if err != nil {
+		t.Fatalf("open with a torn tail: %v", err)
+	}
+	defer s.Close()
+	c = s.connect()
+	defer c.Close()
+	if got, _, err := c.Get("/kept"); err != nil || string(got) != "k" {
+		t.Fatalf("/kept = %q, %v", got, err)
+	}
+	mustCreate(t, c, "/after", "a", modePersistent)
+	data, _ := os.ReadFile(path)
+	if bytes.Contains(data, []byte(`"pa`+"\n")) || bytes.Count(data, []byte("\n")) != bytes.Count(data, []byte(" {")) {
+		t.Errorf("journal not cut back to whole records:\n%s", data)
+	}
+}
+
+func TestLocalStoreRefusesCorruptionBeforeTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenLocalStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.connect()
+	mustCreate(t, c, "/one", "1", modePersistent)
+	mustCreate(t, c, "/two", "2", modePersistent)
+	c.Close()
+	s.Close()
+	path := filepath.Join(dir, localStoreFile)
+	data, _ := os.ReadFile(path)
+	i := bytes.Index(data, []byte(`"/one"`))
+	data[i+2] = 'X' // breaks the first record's checksum
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := OpenLocalStore(dir, nil); err == nil {
+		s.Close()
+		t.Fatal("a corrupt record followed by good ones was accepted")
+	}
+}
+
+func TestLocalStoreCompacts(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenLocalStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.connect()
+	mustCreate(t, c, "/n", "", modePersistent)
+	big := bytes.Repeat([]byte("x"), 64<<10)
+	// Rewriting one node far past minCompactBytes must not grow the
+	// journal without bound.
+	for i := 0; i < 200; i++ {
+		if _, err := c.Set("/n", big, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	st, err := os.Stat(filepath.Join(dir, localStoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > 5*minCompactBytes {
+		t.Errorf("journal is %d bytes after 200 rewrites of one 64 KiB node", st.Size())
+	}
+	s = reopen(t, s, dir)
+	c = s.connect()
+	defer c.Close()
+	got, stat, err := c.Get("/n")
+	if err != nil || !bytes.Equal(got, big) || stat.Version != 200 {
+		t.Fatalf("after compaction and restart: %d bytes, version %d, %v", len(got), stat.Version, err)
+	}
+}
+
+func TestLocalStoreSeed(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenLocalStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := [16]byte{1, 2, 3}
+	err = s.Seed(StandaloneState{BrokerID: 7, ClusterID: "abc", NextProducerID: 5000,
+		Topics: []StandaloneTopic{{Name: "t", ID: id, Partitions: 2, Configs: map[string]string{"retention.ms": "1"}, LeaderEpochs: []int32{0, 4}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Seed(StandaloneState{BrokerID: 7}); err == nil {
+		t.Error("a second seed was accepted")
+	}
+	c := s.connect()
+	defer c.Close()
+	data, _, err := c.Get(topicPath("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tz, err := decodeTopicZNode(data)
+	if err != nil || tz.TopicID != id || len(tz.Partitions) != 2 || tz.Partitions[1][0] != 7 {
+		t.Errorf("topic znode %+v, %v", tz, err)
+	}
+	data, _, _ = c.Get(partitionStatePath("t", 1))
+	ps, err := decodePartitionStateZNode(data)
+	if err != nil || ps.Leader != 7 || ps.LeaderEpoch != 4 || len(ps.ISR) != 1 {
+		t.Errorf("partition state %+v, %v", ps, err)
+	}
+	data, _, _ = c.Get(configEntityPath(configTypeTopic, "t"))
+	if cfg, err := decodeConfigZNode(data); err != nil || cfg["retention.ms"] != "1" {
+		t.Errorf("topic config %v, %v", cfg, err)
+	}
+	data, _, _ = c.Get(clusterIDPath)
+	if cid, err := decodeClusterID(data); err != nil || cid != "abc" {
+		t.Errorf("cluster id %q, %v", cid, err)
+	}
+	data, _, _ = c.Get(producerIDBlockPath)
+	if blk, err := decodeProducerIDBlockZNode(data); err != nil || blk.BlockEnd != 4999 {
+		t.Errorf("producer id block %+v, %v", blk, err)
+	}
+}
