@@ -47,8 +47,10 @@ const maxTopicNameLength = 249
 // errUnknownTopic is Kafka's answer for a topic that does not exist.
 var errUnknownTopic = &kafkaError{kerr.UnknownTopicOrPartition, "This server does not host this topic-partition."}
 
-// validateTopicName is Kafka's Topic.validate.
-func validateTopicName(name string) error {
+// ValidateTopicName is Kafka's Topic.validate, with its messages. The
+// broker checks names with it before asking the controller, which checks
+// again: one rule for every place a name comes in.
+func ValidateTopicName(name string) error {
 	switch {
 	case name == "":
 		return &kafkaError{kerr.InvalidTopicException, "Topic name is illegal, it can't be empty"}
@@ -140,7 +142,7 @@ func (n *Node) CreateTopic(name string, partitions int32, replicationFactor int1
 
 func createTopic(zk zkClient, name string, partitions int32, rf int16, assignment map[int32][]int32, configs map[string]string, validateOnly bool, intn func(int) int, topicID func() [16]byte) ([16]byte, error) {
 	var zero [16]byte
-	if err := validateTopicName(name); err != nil {
+	if err := ValidateTopicName(name); err != nil {
 		return zero, err
 	}
 	if ok, _, err := zk.Exists(topicPath(name)); err != nil {

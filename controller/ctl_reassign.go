@@ -154,31 +154,53 @@ func (c *kafkaController) resumeReassignments() error {
 }
 
 // alterPartitionReassignment validates and starts one reassignment (target
-// nil: cancel), returning the partition's error as Kafka reports it.
+// nil: cancel), returning the partition's error as Kafka reports it, in
+// Kafka's order (KafkaController.handleAlterPartitionReassignments): the
+// replica list first, then a cancellation with nothing to cancel, then the
+// partition's existence.
 func (c *kafkaController) alterPartitionReassignment(tp topicPartition, target []int32) error {
-	a, ok := c.ctx.assignment(tp)
-	if !ok || c.ctx.topicsToDelete[tp.Topic] {
+	a, known := c.ctx.assignment(tp)
+	if target != nil {
+		if err := c.validateReassignmentReplicas(a.originReplicas(), target); err != nil {
+			return err
+		}
+	}
+	if target == nil && (!known || !a.isBeingReassigned()) {
+		return &kafkaError{kerr.NoReassignmentInProgress, "No reassignment in progress for this partition."}
+	}
+	if !known || c.ctx.topicsToDelete[tp.Topic] {
 		return &kafkaError{kerr.UnknownTopicOrPartition, "The partition does not exist."}
 	}
 	if target == nil {
-		if !a.isBeingReassigned() {
-			return &kafkaError{kerr.NoReassignmentInProgress, "No reassignment in progress for this partition."}
-		}
 		return c.onPartitionReassignment(tp, a.originReplicas())
 	}
-	if len(target) == 0 {
-		return &kafkaError{kerr.InvalidReplicaAssignment, "The replica list cannot be empty."}
+	return c.onPartitionReassignment(tp, target)
+}
+
+// validateReassignmentReplicas is KafkaController.validateReplicas: a
+// non-empty list of distinct, valid broker ids whose new members are live.
+func (c *kafkaController) validateReassignmentReplicas(current, target []int32) error {
+	switch {
+	case len(target) == 0:
+		return &kafkaError{kerr.InvalidReplicaAssignment, "Empty replica list specified in partition reassignment."}
+	case len(distinct(target)) != len(target):
+		return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf("Duplicate replica ids in partition reassignment replica list: %v", target)}
+	case slices.ContainsFunc(target, func(r int32) bool { return r < 0 }):
+		return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf("Invalid broker id in replica list: %v", target)}
 	}
-	if len(distinct(target)) != len(target) {
-		return &kafkaError{kerr.InvalidReplicaAssignment, "The replica list cannot contain duplicates."}
-	}
+	var adding []int32
 	for _, r := range target {
-		if !c.ctx.isLive(r) {
-			return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf(
-				"Replica assignment has brokers that are not alive. Replica list: %v, live broker list: %v", target, c.ctx.liveBrokerIDs())}
+		if !slices.Contains(current, r) {
+			adding = append(adding, r)
 		}
 	}
-	return c.onPartitionReassignment(tp, target)
+	for _, r := range adding {
+		if !c.ctx.isLive(r) {
+			return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf(
+				"Replica assignment has brokers that are not alive. Replica list: %v, live broker list: %v", adding, c.ctx.liveBrokerIDs())}
+		}
+	}
+	return nil
 }
 
 // OngoingReassignment is one partition being reassigned, as

@@ -20,11 +20,7 @@ func init() { register(kmsg.ControlledShutdown.Int16(), 0, 3, handleControlledSh
 func handleControlledShutdown(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.ControlledShutdownRequest)
 	resp := r.ResponseKind().(*kmsg.ControlledShutdownResponse)
-	switch {
-	case b.cluster == nil:
-		resp.ErrorCode = kerr.InvalidRequest.Code
-		return protocol.Response{Msg: resp}
-	case !b.cluster.control.IsController():
+	if !b.cluster.control.IsController() {
 		resp.ErrorCode = kerr.NotController.Code
 		return protocol.Response{Msg: resp}
 	}

@@ -25,7 +25,6 @@ func handleFindCoordinator(b *Broker, _ context.Context, req *protocol.Request) 
 	if req.Version < 4 {
 		keys = []string{r.CoordinatorKey}
 	}
-	host, port := b.AdvertisedEndpoint(req.Conn.Listener)
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
@@ -41,7 +40,7 @@ func handleFindCoordinator(b *Broker, _ context.Context, req *protocol.Request) 
 				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 				break
 			}
-			c.NodeID, c.Host, c.Port = b.coordinatorFor(key, req.Conn.Listener, host, port)
+			c.NodeID, c.Host, c.Port = b.coordinatorFor(key, req.Conn.Listener)
 			if c.NodeID < 0 {
 				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			}

@@ -5,9 +5,8 @@ package server
 // Each topic is checked the way Kafka's controller checks it, in the same
 // order and with the same messages: duplicate entries, the name, existence,
 // both counts and an assignment given, partitions and replication factor
-// (-1 = broker default), the manual assignment, then the configs. A
-// replication factor above 1 cannot be placed on a standalone broker.
-// ValidateOnly runs every check and creates nothing. v5+ returns the
+// (-1 = broker default), the manual assignment, then the configs; the
+// controller then places the replicas on the live brokers. ValidateOnly runs every check and creates nothing. v5+ returns the
 // partition count, replication factor and every topic config with its
 // source; v7 the topic id.
 
@@ -47,15 +46,8 @@ func handleCreateTopics(b *Broker, _ context.Context, req *protocol.Request) pro
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		if t.Name == offsetsTopic && !r.ValidateOnly {
-			// The group coordinator must own the partitions it will be
-			// asked about, as if it had created the topic itself.
-			if err := b.loadOffsetsPartitions(); err != nil {
-				b.logger.Warn("loading __consumer_offsets partitions", "err", err)
-			}
-		}
 		st.NumPartitions = int32(len(t.Partitions))
-		st.ReplicationFactor = 1
+		st.ReplicationFactor = t.replicationFactor()
 		if !r.ValidateOnly {
 			st.TopicID = t.ID
 		}
@@ -115,8 +107,8 @@ func (b *Broker) createTopicFromRequest(rt kmsg.CreateTopicsRequestTopic, valida
 		if rf == -1 {
 			rf = b.cfg.DefaultReplicationFactor
 		}
-		if rf > 1 && b.cluster == nil {
-			return nil, b.replicationFactorError(rf)
+		if live := len(b.cluster.liveBrokers()); int(rf) > live {
+			return nil, replicationFactorError(rf, live)
 		}
 	}
 	for _, c := range rt.Configs {

@@ -59,12 +59,6 @@ func handleElectLeaders(b *Broker, _ context.Context, req *protocol.Request) pro
 	}
 	unclean := typ == electionUnclean
 	switch {
-	case b.cluster == nil:
-		results := b.electionResults(partitions, all, func(tp TopicPartition) error {
-			return b.standaloneElection(unclean, tp)
-		})
-		fillElectLeaders(resp, results, all)
-		return protocol.Response{Msg: resp}
 	case !b.cluster.control.IsController():
 		fillElectLeaders(resp, b.electionResults(partitions, all, func(TopicPartition) error { return kerr.NotController }), all)
 		return protocol.Response{Msg: resp}
@@ -166,26 +160,6 @@ func (b *Broker) electedLeaderVisible(unclean bool, tp TopicPartition) bool {
 
 func (b *Broker) partitionState(tp TopicPartition) (PartitionState, bool) {
 	return b.topic(tp.Topic).state(tp.Partition)
-}
-
-// standaloneElection is the controller's decision with this broker as the
-// only live broker: no leader can move, so an election is either not
-// needed or impossible. Messages are Kafka's.
-func (b *Broker) standaloneElection(unclean bool, tp TopicPartition) error {
-	st, ok := b.partitionState(tp)
-	switch {
-	case !ok:
-		return newTopicError(kerr.UnknownTopicOrPartition, "The partition does not exist.")
-	case !unclean && len(st.Replicas) > 0 && st.Leader == st.Replicas[0]:
-		return kerr.ElectionNotNeeded
-	case unclean && st.Leader == b.cfg.BrokerID:
-		return kerr.ElectionNotNeeded
-	case !unclean:
-		return newTopicError(kerr.PreferredLeaderNotAvailable,
-			"Failed to elect leader for partition %s-%d under strategy PreferredReplicaPartitionLeaderElectionStrategy", tp.Topic, tp.Partition)
-	}
-	return newTopicError(kerr.EligibleLeadersNotAvailable,
-		"Failed to elect leader for partition %s-%d under strategy OfflinePartitionLeaderElectionStrategy(true)", tp.Topic, tp.Partition)
 }
 
 // allTopicPartitions lists every partition the topic table knows (the

@@ -14,7 +14,6 @@ package server
 
 import (
 	"context"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -43,13 +42,6 @@ func handleAlterPartitionReassignments(b *Broker, _ context.Context, req *protoc
 		}
 	}
 	switch {
-	case b.cluster == nil:
-		results := make(map[TopicPartition]error, len(targets))
-		for tp, target := range targets {
-			results[tp] = b.standaloneReassignment(tp, target)
-		}
-		fillAlterReassignments(resp, order, results)
-		return protocol.Response{Msg: resp}
 	case !b.cluster.control.IsController():
 		resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Description
 		return protocol.Response{Msg: resp}
@@ -66,56 +58,6 @@ func handleAlterPartitionReassignments(b *Broker, _ context.Context, req *protoc
 		fillAlterReassignments(resp, order, results)
 		return protocol.Response{Msg: resp}
 	}}
-}
-
-// standaloneReassignment checks one target in Kafka's order: the replica
-// list, then cancellation, then the partition's existence.
-func (b *Broker) standaloneReassignment(tp TopicPartition, target []int32) error {
-	st, known := b.partitionState(tp)
-	if target != nil {
-		if err := b.validateReassignmentReplicas(st.Replicas, target); err != nil {
-			return err
-		}
-	}
-	switch {
-	case target == nil:
-		return kerr.NoReassignmentInProgress
-	case !known:
-		return newTopicError(kerr.UnknownTopicOrPartition, "The partition does not exist.")
-	}
-	// The target is the current replica set: Kafka's reassignment
-	// completes at once.
-	return nil
-}
-
-// validateReassignmentReplicas is Kafka's validateReplicas with this
-// broker the only live one.
-func (b *Broker) validateReassignmentReplicas(current, target []int32) error {
-	seen := map[int32]bool{}
-	for _, r := range target {
-		seen[r] = true
-	}
-	switch {
-	case len(target) == 0:
-		return newTopicError(kerr.InvalidReplicaAssignment, "Empty replica list specified in partition reassignment.")
-	case len(seen) != len(target):
-		return newTopicError(kerr.InvalidReplicaAssignment, "Duplicate replica ids in partition reassignment replica list: %v", target)
-	case slices.ContainsFunc(target, func(r int32) bool { return r < 0 }):
-		return newTopicError(kerr.InvalidReplicaAssignment, "Invalid broker id in replica list: %v", target)
-	}
-	var adding []int32
-	for _, r := range target {
-		if !slices.Contains(current, r) {
-			adding = append(adding, r)
-		}
-	}
-	for _, r := range adding {
-		if !b.brokerRegistered(r) {
-			return newTopicError(kerr.InvalidReplicaAssignment,
-				"Replica assignment has brokers that are not alive. Replica list: %v, live broker list: [%d]", adding, b.cfg.BrokerID)
-		}
-	}
-	return nil
 }
 
 // fillAlterReassignments writes the results grouped by topic, in request

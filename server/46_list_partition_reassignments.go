@@ -26,10 +26,7 @@ func init() {
 func handleListPartitionReassignments(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := r.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
-	switch {
-	case b.cluster == nil:
-		return protocol.Response{Msg: resp}
-	case !b.cluster.control.IsController():
+	if !b.cluster.control.IsController() {
 		resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Description
 		return protocol.Response{Msg: resp}
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/controller"
 )
 
 // Bit sets of the operations a client may perform when no authorizer is
@@ -22,15 +24,11 @@ const (
 // topicNameProblem returns Kafka's InvalidTopicException message for an
 // illegal name (Topic.validate), or "" for a legal one.
 func topicNameProblem(name string) string {
-	switch {
-	case name == "":
-		return "Topic name is illegal, it can't be empty"
-	case name == "." || name == "..":
-		return `Topic name cannot be "." or ".."`
-	case len(name) > maxTopicNameLen:
-		return fmt.Sprintf("Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLen, name)
-	case !legalTopicName.MatchString(name):
-		return fmt.Sprintf("Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+	var ke *controller.KafkaError
+	if err := controller.ValidateTopicName(name); errors.As(err, &ke) {
+		return ke.Message
+	} else if err != nil {
+		return err.Error()
 	}
 	return ""
 }
@@ -90,9 +88,9 @@ func adminError(err error, topic string) (int16, *string) {
 
 // replicationFactorError is Kafka's message when a factor cannot be
 // placed on the registered brokers (ReplicationControlManager).
-func (b *Broker) replicationFactorError(rf int16) *topicError {
+func replicationFactorError(rf int16, brokers int) *topicError {
 	return newTopicError(kerr.InvalidReplicationFactor,
-		"Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only 1 broker(s) are registered.", rf, rf)
+		"Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, brokers)
 }
 
 // autoCreateTopic creates a topic a client named in Metadata with the

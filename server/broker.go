@@ -26,18 +26,19 @@ type Broker struct {
 	logger *slog.Logger
 	reg    *prometheus.Registry
 
-	logs       *logstore.Manager
-	topicStore TopicStore
-	srv        *protocol.Server
+	logs *logstore.Manager
+	// store is the metadata store of a broker without ZooKeeper; nil
+	// when zookeeper.connect names the cluster's.
+	store *controller.LocalStore
+	srv   *protocol.Server
 
-	// adminMu serialises topic creation, deletion and config changes.
-	adminMu sync.Mutex
 	// mu serialises changes to the topic table; readers load topicsSnap,
 	// which writers replace whole (copy on write, putTopicLocked).
 	mu         sync.Mutex
 	topicsSnap atomic.Pointer[topicSnapshot]
 
-	// cluster is nil for a standalone broker.
+	// cluster is the broker's side of the cluster: a standalone broker is
+	// a cluster of one.
 	cluster *clusterState
 
 	groups  *group.Coordinator
@@ -52,6 +53,8 @@ type Broker struct {
 	// configured port 0 (tests) is advertised as the port really bound.
 	boundMu sync.RWMutex
 	bound   map[string]*net.TCPAddr
+	// serving is set once Run accepts connections.
+	serving atomic.Bool
 }
 
 // New opens the log dirs (recovering them after a crash) and loads the topic
@@ -84,19 +87,20 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		return nil, err
 	}
 	b.logs = logs
+	// Both modes run the cluster path: the topic table comes from the
+	// controller's UpdateMetadata; ZooKeeper or the local store is
+	// connected in Run, once the listeners are bound and can be
+	// registered.
+	b.cluster = newClusterState(nil)
+	b.cluster.fetchers = b.newFetchers()
+	b.cluster.checkpointedHW = b.readHighWatermarks()
 	if cfg.Standalone() {
-		b.topicStore = newFileTopicStore(cfg.LogDirs[0])
-		if err := b.loadTopics(); err != nil {
+		store, err := b.openLocalStore()
+		if err != nil {
 			logs.Close()
 			return nil, err
 		}
-	} else {
-		// The topic table comes from the controller's UpdateMetadata; the
-		// ZooKeeper side is connected in Run, once the listeners are
-		// bound and can be registered.
-		b.cluster = newClusterState(nil)
-		b.cluster.fetchers = b.newFetchers()
-		b.cluster.checkpointedHW = b.readHighWatermarks()
+		b.store = store
 	}
 	b.data = newDataPath(b)
 	b.groups = group.New(group.Config{
@@ -111,49 +115,9 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 			return t != nil && partition >= 0 && int(partition) < len(t.States)
 		},
 	}, offsetsLog{b}, group.RealClock{}, logger)
-	// Standalone, this broker leads every __consumer_offsets partition;
-	// in cluster mode LeaderAndIsr says which.
-	if err := b.loadOffsetsPartitions(); b.cluster == nil && err != nil {
-		logs.Close()
-		return nil, err
-	}
 	b.srv = protocol.NewServer(serverConfig(cfg, reg), b, logger)
 	boundHeap(cfg, logger)
 	return b, nil
-}
-
-// loadTopics rebuilds the topic table from the topic store and opens every
-// partition's log. Partition dirs that no topic claims are the remains of a
-// deletion interrupted by a crash, and are removed.
-func (b *Broker) loadTopics() error {
-	recs, err := b.topicStore.Load()
-	if err != nil {
-		return err
-	}
-	byName, byID := map[string]*Topic{}, map[[16]byte]*Topic{}
-	for _, r := range recs {
-		t := &Topic{Name: r.Name, ID: r.ID, Configs: r.Configs, Internal: r.Name == offsetsTopic}
-		if t.Configs == nil {
-			t.Configs = map[string]string{}
-		}
-		if err := b.openPartitions(t, 0, r.Partitions); err != nil {
-			return err
-		}
-		byName[t.Name], byID[t.ID] = t, t
-	}
-	b.mu.Lock()
-	b.setTopicsLocked(byName, byID)
-	b.mu.Unlock()
-	for _, pl := range b.logs.All() {
-		t := b.topic(pl.Topic)
-		if t == nil || pl.TopicID != t.ID {
-			b.logger.Warn("deleting the log of a topic that no longer exists", "topic", pl.Topic, "partition", pl.Partition)
-			if err := b.logs.Delete(pl.Topic, pl.Partition); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // Run listens on every configured listener and serves until ctx ends, then
@@ -179,21 +143,42 @@ func (b *Broker) Run(stop context.Context) error {
 		b.bound[l.Name] = ln.Addr().(*net.TCPAddr)
 		b.boundMu.Unlock()
 	}
-	var node *controller.Node
-	if b.cluster != nil {
-		n, err := b.newNode()
-		if err != nil {
-			for _, o := range lns {
-				o.Close()
-			}
-			b.logs.Close()
-			return err
+	node, err := b.newNode()
+	if err != nil {
+		for _, o := range lns {
+			o.Close()
 		}
-		node = n
-		b.cluster.control = nodeControl{n}
+		b.closeStores()
+		return err
 	}
+	b.cluster.control = nodeControl{node}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(lns)+2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		b.runTopicConfigChanges(ctx, node)
+	}()
+	nodeFailed := make(chan struct{})
+	go func() {
+		defer wg.Done()
+		if err := node.Run(ctx); err != nil && ctx.Err() == nil {
+			errs <- fmt.Errorf("zookeeper: %w", err)
+			close(nodeFailed)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		b.runClusterTasks(ctx)
+	}()
+	if b.store != nil {
+		// The controller is this broker: clients are served once it has
+		// told the broker about itself and its partitions, so that the
+		// first Metadata already lists them, as a standalone broker always
+		// did.
+		b.awaitOwnMetadata(stop, nodeFailed)
+	}
+	b.serving.Store(true)
 	for i, ln := range lns {
 		name := b.cfg.Listeners[i].Name
 		b.logger.Info("listening", "listener", name, "addr", ln.Addr().String())
@@ -214,27 +199,8 @@ func (b *Broker) Run(stop context.Context) error {
 		defer wg.Done()
 		b.runHighWatermarkCheckpoints(ctx)
 	}()
-	if node != nil {
-		wg.Add(3)
-		go func() {
-			defer wg.Done()
-			b.runTopicConfigChanges(ctx, node)
-		}()
-		nodeFailed := make(chan struct{})
-		go func() {
-			defer wg.Done()
-			if err := node.Run(ctx); err != nil && ctx.Err() == nil {
-				errs <- fmt.Errorf("zookeeper: %w", err)
-				close(nodeFailed)
-			}
-		}()
-		go func() {
-			defer wg.Done()
-			b.runClusterTasks(ctx)
-		}()
-		if err := b.adoptClusterID(stop, node, nodeFailed); err != nil {
-			errs <- err
-		}
+	if err := b.adoptClusterID(stop, node, nodeFailed); err != nil {
+		errs <- err
 	}
 	b.logger.Info("kbroker started", "broker.id", b.cfg.BrokerID, "cluster.id", b.logs.ClusterID())
 
@@ -251,14 +217,12 @@ func (b *Broker) Run(stop context.Context) error {
 		scancel()
 	}
 	cancel()
-	if b.cluster != nil {
-		b.cluster.fetchers.Close()
-	}
+	b.cluster.fetchers.Close()
 	b.srv.Close()
 	wg.Wait()
 	b.checkpointHighWatermarks()
 	b.groups.Close()
-	if err := b.logs.Close(); err != nil {
+	if err := b.closeStores(); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
 	b.logger.Info("shut down")
@@ -294,9 +258,9 @@ func (b *Broker) AdvertisedEndpoint(listener string) (string, int32) {
 	return "127.0.0.1", 0
 }
 
-// Addr returns the bound address of the first listener, once Run listens.
+// Addr returns the bound address of the first listener, once Run serves.
 func (b *Broker) Addr() string {
-	if len(b.cfg.Listeners) == 0 {
+	if len(b.cfg.Listeners) == 0 || !b.serving.Load() {
 		return ""
 	}
 	b.boundMu.RLock()

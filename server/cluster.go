@@ -137,12 +137,8 @@ func (c *clusterState) checkControllerRequest(controllerID, controllerEpoch int3
 }
 
 // lockForController fences a controller request and, when it passes, locks
-// the cluster state for it: the caller defers the returned unlock. A
-// standalone broker has no controller and refuses such requests.
+// the cluster state for it: the caller defers the returned unlock.
 func (b *Broker) lockForController(controllerID, controllerEpoch int32, brokerEpoch int64) (unlock func(), code int16) {
-	if b.cluster == nil {
-		return nil, kerr.InvalidRequest.Code
-	}
 	c := b.cluster
 	c.mu.Lock()
 	if err := c.checkControllerRequest(controllerID, controllerEpoch, brokerEpoch); err != nil {
@@ -303,18 +299,10 @@ type brokerInfo struct {
 	Rack *string
 }
 
-// brokersFor lists the brokers clients should see on a listener: this
-// broker alone when standalone, else the live brokers that have an
-// endpoint for that listener (Kafka's metadata cache does the same).
+// brokersFor lists the brokers clients should see on a listener: the live
+// brokers that have an endpoint for that listener (Kafka's metadata cache
+// does the same).
 func (b *Broker) brokersFor(listener string) []brokerInfo {
-	if b.cluster == nil {
-		host, port := b.AdvertisedEndpoint(listener)
-		bi := brokerInfo{ID: b.cfg.BrokerID, Host: host, Port: port}
-		if b.cfg.BrokerRack != "" {
-			bi.Rack = nullableString(b.cfg.BrokerRack)
-		}
-		return []brokerInfo{bi}
-	}
 	var out []brokerInfo
 	for _, lb := range b.cluster.liveBrokers() {
 		if ep, ok := lb.Endpoints[listener]; ok {
@@ -324,12 +312,8 @@ func (b *Broker) brokersFor(listener string) []brokerInfo {
 	return out
 }
 
-// controllerID is the controller clients are told about: this broker when
-// standalone, else the one the last controller request came from (-1 when
-// none is known yet).
+// controllerID is the controller clients are told about: the one the last
+// controller request came from (-1 when none is known yet).
 func (b *Broker) controllerID() int32 {
-	if b.cluster == nil {
-		return b.cfg.BrokerID
-	}
 	return b.cluster.controller()
 }

@@ -77,7 +77,17 @@ func (b *Broker) createClusterTopic(req CreateTopicRequest) (*Topic, error) {
 		n = int32(len(req.Assignment))
 	}
 	if req.ValidateOnly {
-		return &Topic{Name: req.Name, Partitions: make([]*replica.Partition, n), States: make([]PartitionState, n), Configs: req.Configs}, nil
+		// The topic as it would be; without an assignment the placement
+		// is not decided, only the replica count is known.
+		t := &Topic{Name: req.Name, Partitions: make([]*replica.Partition, n), States: make([]PartitionState, n), Configs: req.Configs}
+		for p := range t.States {
+			if rs, ok := req.Assignment[int32(p)]; ok {
+				t.States[p].Replicas = rs
+			} else {
+				t.States[p].Replicas = make([]int32, max(creq.ReplicationFactor, 0))
+			}
+		}
+		return t, nil
 	}
 	for {
 		if t := b.topic(req.Name); t != nil && int32(len(t.States)) >= n && allLed(t) {
@@ -132,11 +142,8 @@ func (b *Broker) useTopicConfigs(name string, configs map[string]string) {
 }
 
 // brokerRegistered reports whether a broker id may be named in a replica
-// assignment: this broker when standalone, a live broker otherwise.
+// assignment: a live broker.
 func (b *Broker) brokerRegistered(id int32) bool {
-	if b.cluster == nil {
-		return id == b.cfg.BrokerID
-	}
 	for _, lb := range b.cluster.liveBrokers() {
 		if lb.ID == id {
 			return true

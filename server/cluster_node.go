@@ -154,10 +154,8 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 		Now:               b.now,
 		IsrChanged:        b.metrics.isrChanged,
 	}
-	if b.cluster != nil {
-		if w, ok := b.cluster.control.(replica.IsrWriter); ok {
-			opts.IsrWriter = w
-		}
+	if w, ok := b.cluster.control.(replica.IsrWriter); ok {
+		opts.IsrWriter = w
 	}
 	return opts
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/kbroker/kbroker/controller"
 )
 
-// newNode builds this broker's ZooKeeper side from the config and the
-// advertised endpoints (with the ports really bound).
+// newNode builds this broker's side of the cluster from the config and the
+// advertised endpoints (with the ports really bound), on ZooKeeper or, with
+// no zookeeper.connect, on the local store.
 func (b *Broker) newNode() (*controller.Node, error) {
 	var eps []controller.Endpoint
 	for _, l := range b.cfg.AdvertisedListeners {
@@ -29,6 +30,8 @@ func (b *Broker) newNode() (*controller.Node, error) {
 		LeaderImbalanceCheckInterval:       b.cfg.LeaderImbalanceCheckInterval,
 		LeaderImbalancePerBrokerPercentage: int(b.cfg.LeaderImbalancePerBrokerPercentage),
 		Registerer:                         b.reg,
+		Store:                              b.store,
+		Self:                               b.selfRequest,
 	}, b.logger.With("component", "zookeeper"))
 }
 

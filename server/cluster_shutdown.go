@@ -20,7 +20,7 @@ import (
 // broker stops anyway and the controller's broker-change handling elects
 // new leaders once the session ends.
 func (b *Broker) controlledShutdown(ctx context.Context) {
-	if b.cluster == nil || !b.cfg.ControlledShutdownEnable {
+	if !b.cfg.ControlledShutdownEnable {
 		return
 	}
 	for attempt := int32(0); attempt <= b.cfg.ControlledShutdownMaxRetries; attempt++ {
@@ -45,6 +45,13 @@ func (b *Broker) controlledShutdown(ctx context.Context) {
 // controller over the inter-broker listener.
 func (b *Broker) requestControlledShutdown(ctx context.Context) (int, error) {
 	id := b.controllerID()
+	if id == b.cfg.BrokerID && b.cluster.control.IsController() {
+		// The controller is this broker (always so for a cluster of one):
+		// ask it directly rather than through an address that may only be
+		// reachable from elsewhere.
+		remaining, err := b.cluster.control.ControlledShutdown(ctx, b.cfg.BrokerID, b.cluster.control.BrokerEpoch())
+		return len(remaining), err
+	}
 	var addr string
 	for _, lb := range b.cluster.liveBrokers() {
 		if lb.ID == id {

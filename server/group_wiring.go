@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -33,13 +32,9 @@ func (b *Broker) ensureOffsetsTopic() error {
 	if b.topic(offsetsTopic) != nil {
 		return nil
 	}
-	// Standalone there is one broker, whatever offsets.topic.replication.factor
-	// says; in a cluster, no more replicas than live brokers (Kafka would
-	// refuse until enough brokers are up).
-	rf := int16(1)
-	if b.cluster != nil {
-		rf = min(b.cfg.OffsetsTopicReplicationFactor, int16(len(b.cluster.liveBrokers())))
-	}
+	// No more replicas than live brokers: Kafka would refuse until enough
+	// brokers are up, which a cluster of one never has.
+	rf := max(1, min(b.cfg.OffsetsTopicReplicationFactor, int16(len(b.cluster.liveBrokers()))))
 	_, err := b.createTopic(CreateTopicRequest{
 		Name:              offsetsTopic,
 		NumPartitions:     b.cfg.OffsetsTopicNumPartitions,
@@ -50,25 +45,7 @@ func (b *Broker) ensureOffsetsTopic() error {
 	if err != nil && err != kerr.TopicAlreadyExists {
 		return err
 	}
-	if b.cluster != nil {
-		// LeaderAndIsr hands this broker the partitions it leads.
-		return nil
-	}
-	return b.loadOffsetsPartitions()
-}
-
-// loadOffsetsPartitions hands every hosted __consumer_offsets partition to
-// the coordinator.
-func (b *Broker) loadOffsetsPartitions() error {
-	t := b.topic(offsetsTopic)
-	if t == nil {
-		return nil
-	}
-	for _, p := range t.Partitions {
-		if err := b.groups.LoadPartition(p.Index); err != nil {
-			return fmt.Errorf("load %s-%d: %w", offsetsTopic, p.Index, err)
-		}
-	}
+	// LeaderAndIsr hands this broker the partitions it leads.
 	return nil
 }
 
@@ -126,14 +103,11 @@ func waitCommitted(ctx context.Context, p *replica.Partition, requiredOffset int
 }
 
 // offsetsPartition is this broker's replica of a __consumer_offsets
-// partition when it leads it. In cluster mode it is looked up among the
-// hosted replicas: the coordinator loads a partition as soon as
-// LeaderAndIsr makes this broker its leader, before UpdateMetadata has put
-// the topic in the metadata cache.
+// partition when it leads it, looked up among the hosted replicas: the
+// coordinator loads a partition as soon as LeaderAndIsr makes this broker
+// its leader, before UpdateMetadata has put the topic in the metadata
+// cache.
 func (b *Broker) offsetsPartition(partition int32) *replica.Partition {
-	if b.cluster == nil {
-		return b.partition(offsetsTopic, partition)
-	}
 	b.cluster.mu.Lock()
 	p := b.cluster.hosted[TopicPartition{offsetsTopic, partition}]
 	b.cluster.mu.Unlock()
@@ -186,13 +160,9 @@ func (o offsetsLog) Replay(partition int32, fn func(key, value []byte) error) er
 }
 
 // coordinatorFor names the group coordinator for key: the leader of its
-// __consumer_offsets partition. Standalone that is this broker (host and
-// port are its own advertised endpoint); -1 when the leader is not known
-// or has no endpoint on the listener.
-func (b *Broker) coordinatorFor(key, listener, host string, port int32) (int32, string, int32) {
-	if b.cluster == nil {
-		return b.cfg.BrokerID, host, port
-	}
+// __consumer_offsets partition; -1 when the leader is not known or has no
+// endpoint on the listener.
+func (b *Broker) coordinatorFor(key, listener string) (int32, string, int32) {
 	s, ok := b.partitionState(TopicPartition{offsetsTopic, b.groups.PartitionFor(key)})
 	if !ok {
 		return -1, "", -1

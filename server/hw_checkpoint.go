@@ -20,22 +20,11 @@ const hwCheckpointFile = "replication-offset-checkpoint"
 
 // hostedPartitions lists every partition this broker hosts.
 func (b *Broker) hostedPartitions() []*replica.Partition {
-	if b.cluster != nil {
-		b.cluster.mu.Lock()
-		defer b.cluster.mu.Unlock()
-		out := make([]*replica.Partition, 0, len(b.cluster.hosted))
-		for _, p := range b.cluster.hosted {
-			out = append(out, p)
-		}
-		return out
-	}
-	var out []*replica.Partition
-	for _, t := range b.sortedTopics() {
-		for _, p := range t.Partitions {
-			if p != nil {
-				out = append(out, p)
-			}
-		}
+	b.cluster.mu.Lock()
+	defer b.cluster.mu.Unlock()
+	out := make([]*replica.Partition, 0, len(b.cluster.hosted))
+	for _, p := range b.cluster.hosted {
+		out = append(out, p)
 	}
 	return out
 }

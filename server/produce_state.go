@@ -28,12 +28,7 @@ func newDataPath(b *Broker) *dataPath {
 		b:        b,
 		sessions: newFetchSessionCache(defaultFetchSessionSlots, b.logger),
 	}
-	if len(b.cfg.LogDirs) > 0 {
-		d.producerIDs = newProducerIDManager(b.cfg.LogDirs[0])
-		if b.cluster != nil {
-			d.producerIDs.cluster = b.claimProducerIDBlock
-		}
-	}
+	d.producerIDs = &producerIDManager{claim: b.claimProducerIDBlock}
 	return d
 }
 

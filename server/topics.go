@@ -2,14 +2,11 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"errors"
-	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -37,27 +34,9 @@ const (
 	maxPartitionsCap = 100000
 )
 
-var legalTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
-
-// validateTopicName applies Kafka's Topic.validate rules.
-func validateTopicName(name string) error {
-	switch {
-	case name == "":
-		return kerr.InvalidTopicException
-	case name == "." || name == "..":
-		return kerr.InvalidTopicException
-	case len(name) > maxTopicNameLen:
-		return kerr.InvalidTopicException
-	case !legalTopicName.MatchString(name):
-		return kerr.InvalidTopicException
-	}
-	return nil
-}
-
 // PartitionState is what Metadata reports of a partition: its leader and
-// leader epoch, assigned replicas, in-sync replicas and offline replicas.
-// Standalone, this broker is all of them; in cluster mode the controller's
-// UpdateMetadata requests fill it in.
+// leader epoch, assigned replicas, in-sync replicas and offline replicas,
+// as the controller's UpdateMetadata requests fill them in.
 type PartitionState struct {
 	Leader         int32
 	LeaderEpoch    int32
@@ -65,6 +44,15 @@ type PartitionState struct {
 	Replicas       []int32
 	ISR            []int32
 	Offline        []int32
+}
+
+// replicationFactor is the number of replicas of the topic's partitions
+// (partition 0's, as Kafka's CreateTopics answer reports it).
+func (t *Topic) replicationFactor() int16 {
+	if len(t.States) == 0 {
+		return -1
+	}
+	return int16(len(t.States[0].Replicas))
 }
 
 // state is partition p's state; false when t is nil or has no such
@@ -107,15 +95,6 @@ func (b *Broker) putTopicLocked(t *Topic) {
 	cur := b.topicsSnap.Load()
 	byName, byID := maps.Clone(cur.byName), maps.Clone(cur.byID)
 	byName[t.Name], byID[t.ID] = t, t
-	b.setTopicsLocked(byName, byID)
-}
-
-// removeTopicLocked drops t from the table. The caller holds b.mu.
-func (b *Broker) removeTopicLocked(t *Topic) {
-	cur := b.topicsSnap.Load()
-	byName, byID := maps.Clone(cur.byName), maps.Clone(cur.byID)
-	delete(byName, t.Name)
-	delete(byID, t.ID)
 	b.setTopicsLocked(byName, byID)
 }
 
@@ -170,78 +149,13 @@ type CreateTopicRequest struct {
 	Auto bool
 }
 
-// createTopic creates a topic in the local topic table and its partitions'
-// logs (standalone) or through the controller (cluster mode). Errors are
-// kerr errors suitable for a CreateTopics response.
+// createTopic has the controller create a topic. Errors are kerr errors
+// suitable for a CreateTopics response.
 func (b *Broker) createTopic(req CreateTopicRequest) (*Topic, error) {
-	if err := validateTopicName(req.Name); err != nil {
-		return nil, err
-	}
-	if b.cluster != nil {
-		return b.createClusterTopic(req)
-	}
-	n := req.NumPartitions
-	if len(req.Assignment) > 0 {
-		if n != -1 && n != int32(len(req.Assignment)) {
-			return nil, kerr.InvalidRequest
-		}
-		n = int32(len(req.Assignment))
-		for p := int32(0); p < n; p++ {
-			if err := b.validReplicas(req.Assignment[p]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if n == -1 {
-		n = b.cfg.NumPartitions
-	}
-	if n <= 0 || n > maxPartitionsCap {
-		return nil, kerr.InvalidPartitions
-	}
-	rf := req.ReplicationFactor
-	if rf == -1 {
-		rf = b.cfg.DefaultReplicationFactor
-	}
-	if len(req.Assignment) == 0 && (rf <= 0) {
-		return nil, kerr.InvalidReplicationFactor
-	}
-	if len(req.Assignment) == 0 && rf > 1 {
-		// Standalone: one broker, so a larger factor cannot be placed.
-		return nil, kerr.InvalidReplicationFactor
-	}
 	if err := b.cfg.ValidateTopicConfigs(req.Configs); err != nil {
 		return nil, &configError{err}
 	}
-
-	b.adminMu.Lock()
-	defer b.adminMu.Unlock()
-	if b.topic(req.Name) != nil {
-		return nil, kerr.TopicAlreadyExists
-	}
-	if c := b.collidingTopic(req.Name); c != "" {
-		return nil, kerr.InvalidTopicException
-	}
-	if req.ValidateOnly {
-		return &Topic{Name: req.Name, Partitions: make([]*replica.Partition, n), States: make([]PartitionState, n), Configs: req.Configs}, nil
-	}
-	t := &Topic{Name: req.Name, Configs: req.Configs, Internal: req.Name == offsetsTopic}
-	if _, err := rand.Read(t.ID[:]); err != nil {
-		return nil, err
-	}
-	if t.Configs == nil {
-		t.Configs = map[string]string{}
-	}
-	if err := b.topicStore.Save(topicRecordOf(t, n)); err != nil {
-		return nil, err
-	}
-	if err := b.openPartitions(t, 0, n); err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	b.putTopicLocked(t)
-	b.mu.Unlock()
-	b.logger.Info("created topic", "topic", t.Name, "partitions", n, "configs", t.Configs)
-	return t, nil
+	return b.createClusterTopic(req)
 }
 
 // collidingTopic returns an existing topic whose name differs only by '.'
@@ -257,138 +171,71 @@ func (b *Broker) collidingTopic(name string) string {
 	return ""
 }
 
-func (b *Broker) validReplicas(replicas []int32) error {
-	if len(replicas) == 0 {
-		return kerr.InvalidReplicaAssignment
-	}
-	for _, r := range replicas {
-		if r != b.cfg.BrokerID {
-			return kerr.InvalidReplicaAssignment
-		}
-	}
-	if len(replicas) > 1 {
-		return kerr.InvalidReplicaAssignment
-	}
-	return nil
-}
-
-// openPartitions opens (creating when needed) the logs of partitions
-// [from, to) and appends them to t.Partitions.
-func (b *Broker) openPartitions(t *Topic, from, to int32) error {
-	lc := b.cfg.TopicLogConfig(t.Configs)
-	for p := from; p < to; p++ {
-		l, err := b.logs.GetOrCreate(t.Name, p, t.ID, lc)
-		if err != nil {
-			return fmt.Errorf("open %s-%d: %w", t.Name, p, err)
-		}
-		t.Partitions = append(t.Partitions, replica.NewLeader(t.Name, p, t.ID, l, 0))
-		self := []int32{b.cfg.BrokerID}
-		t.States = append(t.States, PartitionState{Leader: b.cfg.BrokerID, Replicas: self, ISR: self, Offline: []int32{}})
-	}
-	return nil
-}
-
 // createPartitions grows a topic to count partitions.
+// Like Kafka's DelayedCreatePartitions, the answer waits until this
+// broker's metadata shows the new partitions with leaders.
 func (b *Broker) createPartitions(name string, count int32, validateOnly bool) error {
-	if b.cluster != nil {
-		return b.clusterAdmin(func(ctx context.Context, c ClusterControl) error {
-			return c.CreatePartitions(ctx, name, count, nil, validateOnly)
-		})
-	}
-	b.adminMu.Lock()
-	defer b.adminMu.Unlock()
-	t := b.topic(name)
-	if t == nil {
-		return kerr.UnknownTopicOrPartition
-	}
-	have := int32(len(t.Partitions))
-	if count <= have || count > maxPartitionsCap {
-		return kerr.InvalidPartitions
-	}
-	if validateOnly {
-		return nil
-	}
-	grown := &Topic{Name: t.Name, ID: t.ID, Configs: t.Configs, Internal: t.Internal, Partitions: append([]*replica.Partition(nil), t.Partitions...), States: append([]PartitionState(nil), t.States...)}
-	if err := b.openPartitions(grown, have, count); err != nil {
-		return err
-	}
-	if err := b.topicStore.Save(topicRecordOf(grown, count)); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	b.putTopicLocked(grown)
-	b.mu.Unlock()
-	return nil
+	return b.clusterAdmin(func(ctx context.Context, c ClusterControl) error {
+		if err := c.CreatePartitions(ctx, name, count, nil, validateOnly); err != nil || validateOnly {
+			return err
+		}
+		for {
+			if t := b.topic(name); t == nil || int32(len(t.States)) >= count && allLed(t) {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return kerr.RequestTimedOut
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
 }
 
-// deleteTopic removes a topic and its data.
+// deleteTopic marks a topic for deletion and waits until this broker's
+// metadata no longer lists it, as Kafka's DelayedDeleteTopics does: the
+// controller drops a topic from every broker's metadata as soon as it
+// queues it for deletion, and removes its replicas and znodes after.
+// Internal topics are refused: losing __consumer_offsets loses every
+// group's offsets, and Kafka's own tools refuse it too.
 func (b *Broker) deleteTopic(name string) error {
-	if b.cluster != nil {
-		return b.clusterAdmin(func(ctx context.Context, c ClusterControl) error {
-			return c.DeleteTopic(ctx, name)
-		})
-	}
-	b.adminMu.Lock()
-	defer b.adminMu.Unlock()
 	t := b.topic(name)
-	if t == nil {
-		return kerr.UnknownTopicOrPartition
-	}
-	if t.Internal {
+	if t != nil && t.Internal {
 		return kerr.TopicAuthorizationFailed
 	}
-	b.mu.Lock()
-	b.removeTopicLocked(t)
-	b.mu.Unlock()
-	if err := b.topicStore.Delete(name); err != nil {
-		return err
-	}
-	var errs []error
-	for _, p := range t.Partitions {
-		if err := b.logs.Delete(t.Name, p.Index); err != nil {
-			errs = append(errs, err)
+	return b.clusterAdmin(func(ctx context.Context, c ClusterControl) error {
+		if err := c.DeleteTopic(ctx, name); err != nil {
+			return err
 		}
-	}
-	b.logger.Info("deleted topic", "topic", name)
-	return errors.Join(errs...)
+		for {
+			if cur := b.topic(name); cur == nil || t != nil && cur.ID != t.ID {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return kerr.RequestTimedOut
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
 }
 
 // setTopicConfigs replaces a topic's overrides and applies them to its logs.
 func (b *Broker) setTopicConfigs(name string, configs map[string]string) error {
-	if b.cluster != nil {
-		// Any broker may write a topic's config znodes, as Kafka's
-		// ZooKeeper-mode brokers do (AdminZkClient); the others learn of
-		// it through /config/changes.
-		c := b.cluster.control
-		if c == nil {
-			return kerr.CoordinatorNotAvailable
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), clusterAdminTimeout)
-		err := c.SetTopicConfig(ctx, name, configs)
-		cancel()
-		if err == nil {
-			b.useTopicConfigs(name, configs)
-		}
-		return err
+	// Any broker may write a topic's config znodes, as Kafka's
+	// ZooKeeper-mode brokers do (AdminZkClient); the others learn of it
+	// through /config/changes.
+	c := b.cluster.control
+	if c == nil {
+		return kerr.CoordinatorNotAvailable
 	}
-	b.adminMu.Lock()
-	defer b.adminMu.Unlock()
-	t := b.topic(name)
-	if t == nil {
-		return kerr.UnknownTopicOrPartition
+	ctx, cancel := context.WithTimeout(context.Background(), clusterAdminTimeout)
+	err := c.SetTopicConfig(ctx, name, configs)
+	cancel()
+	if err == nil {
+		b.useTopicConfigs(name, configs)
 	}
-	updated := &Topic{Name: t.Name, ID: t.ID, Partitions: t.Partitions, States: t.States, Configs: configs, Internal: t.Internal}
-	if err := b.topicStore.Save(topicRecordOf(updated, int32(len(t.Partitions)))); err != nil {
-		return err
-	}
-	lc := b.cfg.TopicLogConfig(configs)
-	for _, p := range t.Partitions {
-		p.Log().SetConfig(lc)
-	}
-	b.mu.Lock()
-	b.putTopicLocked(updated)
-	b.mu.Unlock()
-	return nil
+	return err
 }
 
 // configError carries a config validation message to CreateTopics and the
