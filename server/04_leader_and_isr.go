@@ -1,22 +1,14 @@
 package server
 
-// LeaderAndIsr, versions 0-7. Sent by the controller (cluster mode only)
-// to the replicas of partitions whose leader or ISR it decided. Per
-// partition, following Kafka's ReplicaManager.becomeLeaderOrFollower
-// (reference §2.14): a newer leader epoch is applied — this broker becomes
-// leader when it is named, else follower; an older or equal one is
-// refused with STALE_CONTROLLER_EPOCH; a broker not among the replicas
-// answers UNKNOWN_TOPIC_OR_PARTITION; a log that cannot be opened is
-// KAFKA_STORAGE_ERROR.
-//
-// Followers do not fetch from the leader yet: replication is the next
-// step (server/GAPS.md).
+// LeaderAndIsr, versions 0-7. Sent by the controller to the replicas of
+// partitions whose leader or ISR it decided; the replica manager applies
+// each partition's state (replica.Manager.BecomeLeaderOrFollower says
+// how). Followers are handed to the fetcher for their leader's
+// inter-broker endpoint.
 
 import (
 	"context"
-	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -62,63 +54,28 @@ func handleLeaderAndIsr(b *Broker, _ context.Context, req *protocol.Request) pro
 	return protocol.Response{Msg: resp}
 }
 
-// becomeLeaderOrFollower applies one partition state. The caller holds
-// cluster.mu.
+// becomeLeaderOrFollower applies one partition state through the replica
+// manager and moves the group coordinator with __consumer_offsets
+// leadership. The caller holds cluster.mu.
 func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.LeaderAndISRRequestTopicPartition, live []kmsg.LeaderAndISRRequestLiveLeader) error {
-	c := b.cluster
-	self := b.cfg.BrokerID
-	if !slices.Contains(ps.Replicas, self) {
-		return kerr.UnknownTopicOrPartition
-	}
-	tp := TopicPartition{topic, ps.Partition}
-	p := c.hosted[tp]
-	if p != nil && ps.LeaderEpoch <= p.LeaderEpoch() {
-		return kerr.StaleControllerEpoch
-	}
-	leads := ps.Leader == self
-	if p == nil {
-		configs := b.clusterTopicConfigs(topic)
-		l, err := b.logs.GetOrCreate(topic, ps.Partition, id, b.cfg.TopicLogConfig(configs))
-		if err != nil {
-			b.logger.Error("cannot open a partition log", "topic", topic, "partition", ps.Partition, "err", err)
-			return kerr.KafkaStorageError
-		}
-		hw := c.checkpointedHW[tp] // 0 when never checkpointed; New clamps it to the log
-		p = replica.New(topic, ps.Partition, id, l, hw, b.partitionOptions(configs))
-		c.hosted[tp] = p
-	}
-	// While a partition is in a fetcher the fetcher is its log's only
-	// writer: take it out before any change of role.
-	b.cluster.fetchers.RemovePartitions(replica.TopicPartition{Topic: topic, Partition: ps.Partition})
-	var applied bool
-	if leads {
-		applied = p.BecomeLeader(replica.LeaderAndIsr{
+	_, leads, err := b.replicas.BecomeLeaderOrFollower(replica.Role{
+		LeaderAndIsr: replica.LeaderAndIsr{
 			ControllerEpoch: ps.ControllerEpoch,
 			Leader:          ps.Leader,
 			LeaderEpoch:     ps.LeaderEpoch,
 			Isr:             ps.ISR,
 			PartitionEpoch:  ps.ZKVersion,
 			Replicas:        ps.Replicas,
-		})
-	} else {
-		applied = p.BecomeFollower(ps.Leader, ps.LeaderEpoch)
-	}
-	if !applied {
-		if !leads && p.LeaderID() == ps.Leader {
-			// Still following the same leader: keep fetching.
-			b.startFollowing(p, ps.Leader, live)
-		}
-		return kerr.StaleControllerEpoch
-	}
-	if !leads {
-		b.startFollowing(p, ps.Leader, live)
-	}
-	b.logger.Info("partition state applied", "topic", topic, "partition", ps.Partition,
-		"leader", ps.Leader, "leader_epoch", ps.LeaderEpoch, "isr", ps.ISR, "role", map[bool]string{true: "leader", false: "follower"}[leads])
-	if topic == offsetsTopic {
+		},
+		Topic:      topic,
+		TopicID:    id,
+		Partition:  ps.Partition,
+		LeaderAddr: b.leaderAddr(ps.Leader, live),
+	})
+	if err == nil && topic == offsetsTopic {
 		b.offsetsLeadershipChanged(ps.Partition, leads)
 	}
-	return nil
+	return err
 }
 
 // offsetsLeadershipChanged moves the group coordinator for the groups of
@@ -136,18 +93,4 @@ func (b *Broker) offsetsLeadershipChanged(partition int32, leads bool) {
 			b.logger.Error("cannot load group metadata", "partition", partition, "err", err)
 		}
 	}()
-}
-
-// startFollowing hands a follower replica to the fetcher for its leader;
-// with the leader unknown or offline it waits for the next LeaderAndIsr.
-func (b *Broker) startFollowing(p *replica.Partition, leader int32, live []kmsg.LeaderAndISRRequestLiveLeader) {
-	if leader < 0 {
-		return
-	}
-	ep, ok := b.leaderEndpoint(leader, live)
-	if !ok {
-		b.logger.Warn("no endpoint for the leader; not fetching", "topic", p.Topic, "partition", p.Index, "leader", leader)
-		return
-	}
-	b.cluster.fetchers.AddPartitions(ep, followerReplica{p})
 }

@@ -1,19 +1,15 @@
 package server
 
-// StopReplica, versions 0-4. Sent by the controller (cluster mode only) to
-// take a replica off this broker, deleting its log when asked (topic
-// deletion, reassignment). Per partition (reference §2.14): a leader epoch
-// at least the current one, or -1 / -2 (unknown / topic being deleted),
-// stops the replica; an older one is FENCED_LEADER_EPOCH.
+// StopReplica, versions 0-4. Sent by the controller to take a replica off
+// this broker, deleting its log when asked (topic deletion, reassignment);
+// replica.Manager.StopReplica applies Kafka's leader-epoch fencing.
 
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
-	"github.com/kbroker/kbroker/replica"
 )
 
 func init() { register(kmsg.StopReplica.Int16(), 0, 4, handleStopReplica) }
@@ -50,30 +46,12 @@ func handleStopReplica(b *Broker, _ context.Context, req *protocol.Request) prot
 	return protocol.Response{Msg: resp}
 }
 
-// stopReplica removes one replica from this broker. The caller holds
-// cluster.mu.
+// stopReplica removes one replica from this broker through the replica
+// manager. The caller holds cluster.mu.
 func (b *Broker) stopReplica(topic string, partition, leaderEpoch int32, deleteLog bool) error {
-	c := b.cluster
-	tp := TopicPartition{topic, partition}
-	if p := c.hosted[tp]; p != nil {
-		if leaderEpoch >= 0 && leaderEpoch < p.LeaderEpoch() {
-			return kerr.FencedLeaderEpoch
-		}
-		// Waiting fetches and produces see the partition go away.
-		c.fetchers.RemovePartitions(replica.TopicPartition{Topic: topic, Partition: partition})
-		p.Stop()
-		delete(c.hosted, tp)
-		if topic == offsetsTopic {
-			b.groups.UnloadPartition(partition)
-		}
+	p, err := b.replicas.StopReplica(topic, partition, leaderEpoch, deleteLog)
+	if p != nil && topic == offsetsTopic {
+		b.groups.UnloadPartition(partition)
 	}
-	if deleteLog {
-		if _, ok := b.logs.Get(topic, partition); ok {
-			if err := b.logs.Delete(topic, partition); err != nil {
-				b.logger.Error("cannot delete a partition log", "topic", topic, "partition", partition, "err", err)
-				return kerr.KafkaStorageError
-			}
-		}
-	}
-	return nil
+	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kbroker/kbroker/controller"
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/replica"
 	"github.com/kbroker/kbroker/server/group"
 )
 
@@ -40,6 +41,8 @@ type Broker struct {
 	// cluster is the broker's side of the cluster: a standalone broker is
 	// a cluster of one.
 	cluster *clusterState
+	// replicas are the partitions this broker hosts.
+	replicas *replica.Manager
 
 	groups  *group.Coordinator
 	metrics *brokerMetrics
@@ -92,8 +95,15 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 	// connected in Run, once the listeners are bound and can be
 	// registered.
 	b.cluster = newClusterState(nil)
-	b.cluster.fetchers = b.newFetchers()
-	b.cluster.checkpointedHW = b.readHighWatermarks()
+	b.replicas = replica.NewManager(replica.ManagerConfig{
+		BrokerID:         cfg.BrokerID,
+		Logs:             logs,
+		Fetchers:         b.newFetchers(),
+		Logger:           logger,
+		TopicConfigs:     b.clusterTopicConfigs,
+		LogConfig:        cfg.TopicLogConfig,
+		PartitionOptions: b.partitionOptions,
+	})
 	if cfg.Standalone() {
 		store, err := b.openLocalStore()
 		if err != nil {
@@ -169,7 +179,7 @@ func (b *Broker) Run(stop context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		b.runClusterTasks(ctx)
+		b.replicas.RunIsrExpiration(ctx, b.cfg.ReplicaLagTimeMax/2)
 	}()
 	if b.store != nil {
 		// The controller is this broker: clients are served once it has
@@ -197,7 +207,7 @@ func (b *Broker) Run(stop context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		b.runHighWatermarkCheckpoints(ctx)
+		b.replicas.RunHighWatermarkCheckpoints(ctx, b.cfg.ReplicaHighWatermarkCheckpointInterval)
 	}()
 	if err := b.adoptClusterID(stop, node, nodeFailed); err != nil {
 		errs <- err
@@ -217,10 +227,10 @@ func (b *Broker) Run(stop context.Context) error {
 		scancel()
 	}
 	cancel()
-	b.cluster.fetchers.Close()
+	b.replicas.Close()
 	b.srv.Close()
 	wg.Wait()
-	b.checkpointHighWatermarks()
+	b.replicas.CheckpointHighWatermarks()
 	b.groups.Close()
 	if err := b.closeStores(); err != nil {
 		runErr = errors.Join(runErr, err)

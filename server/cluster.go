@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/replica"
-	"github.com/kbroker/kbroker/replica/fetcher"
 )
 
 // In cluster mode (zookeeper.connect set) a broker learns everything about
@@ -102,12 +101,6 @@ type clusterState struct {
 	controllerEpoch int32
 	brokers         map[int32]liveBroker
 	cache           map[string]*cachedTopic
-	hosted          map[TopicPartition]*replica.Partition
-	// fetchers replicate the partitions this broker follows.
-	fetchers *fetcher.Manager
-	// checkpointedHW is replication-offset-checkpoint as read at start-up:
-	// a replica's first HW.
-	checkpointedHW map[TopicPartition]int64
 }
 
 func newClusterState(control ClusterControl) *clusterState {
@@ -116,7 +109,6 @@ func newClusterState(control ClusterControl) *clusterState {
 		controllerID: -1,
 		brokers:      map[int32]liveBroker{},
 		cache:        map[string]*cachedTopic{},
-		hosted:       map[TopicPartition]*replica.Partition{},
 	}
 }
 
@@ -174,7 +166,7 @@ func (b *Broker) rebuildTopics() {
 				s = PartitionState{Leader: -1, LeaderEpoch: -1, Replicas: []int32{}, ISR: []int32{}, Offline: []int32{}}
 			}
 			t.States[p] = s
-			t.Partitions[p] = c.hosted[TopicPartition{name, p}]
+			t.Partitions[p] = b.replicas.Get(name, p)
 		}
 		if old := b.topic(name); old != nil && old.ID == t.ID {
 			t.Configs = old.Configs

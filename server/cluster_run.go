@@ -32,7 +32,7 @@ func (b *Broker) newNode() (*controller.Node, error) {
 		Registerer:                         b.reg,
 		Store:                              b.store,
 		Self:                               b.selfRequest,
-	}, b.logger.With("component", "zookeeper"))
+	}, b.logger.With("component", "cluster"))
 }
 
 // adoptClusterID waits for the cluster id from ZooKeeper (or for the
@@ -58,15 +58,4 @@ func (b *Broker) adoptClusterID(ctx context.Context, node *controller.Node, node
 		return fmt.Errorf("log dirs: %w", err)
 	}
 	return nil
-}
-
-// runClusterTasks runs the leader's periodic ISR check (isr-expiration,
-// every replica.lag.time.max.ms / 2) until ctx ends.
-func (b *Broker) runClusterTasks(ctx context.Context) {
-	runEvery(ctx, b.cfg.ReplicaLagTimeMax/2, 15*time.Second, func() {
-		// A copy, so that the ZooKeeper writes happen outside the cluster lock.
-		for _, p := range b.hostedPartitions() {
-			p.MaybeShrinkIsr()
-		}
-	})
 }

@@ -46,7 +46,7 @@ func newClusterBroker(t *testing.T) *Broker {
 	}
 	b.cluster.control = followerControl{}
 	t.Cleanup(func() {
-		b.cluster.fetchers.Close()
+		b.replicas.Close()
 		b.logs.Close()
 	})
 	return b

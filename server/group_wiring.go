@@ -108,9 +108,7 @@ func waitCommitted(ctx context.Context, p *replica.Partition, requiredOffset int
 // its leader, before UpdateMetadata has put the topic in the metadata
 // cache.
 func (b *Broker) offsetsPartition(partition int32) *replica.Partition {
-	b.cluster.mu.Lock()
-	p := b.cluster.hosted[TopicPartition{offsetsTopic, partition}]
-	b.cluster.mu.Unlock()
+	p := b.replicas.Get(offsetsTopic, partition)
 	if p == nil || !p.IsLeader() {
 		return nil
 	}

@@ -67,7 +67,7 @@ func (m *brokerMetrics) Describe(ch chan<- *prometheus.Desc) {
 
 func (m *brokerMetrics) Collect(ch chan<- prometheus.Metric) {
 	var leaders, under, underMin float64
-	hosted := m.b.hostedPartitions()
+	hosted := m.b.replicas.Partitions()
 	for _, p := range hosted {
 		s := p.Status()
 		if s.Leader {
