@@ -14,12 +14,13 @@
 //     decoding), DecodeRecords (decompress + kmsg.Record), BuildBatch.
 //   - ReadCheckpoint/WriteCheckpoint for Kafka's offset checkpoint files.
 //
-// On disk (reference §5): a partition dir `<topic>-<p>` holds segments
-// named by their 20-digit base offset: `.log` (record batches exactly as
-// produced, with baseOffset and partitionLeaderEpoch stamped), `.index`
-// (sparse 8-byte relOffset/position entries, one per
-// log.index.interval.bytes), `.timeindex` (12-byte timestamp/relOffset
-// entries), plus `leader-epoch-checkpoint` and `partition.metadata`.
+// On disk (docs/replication-reference.md, "On-disk formats"): a partition dir
+// `<topic>-<p>` holds segments named by their 20-digit base offset: `.log`
+// (record batches exactly as produced, with baseOffset and
+// partitionLeaderEpoch stamped), `.index` (sparse 8-byte relOffset/position
+// entries, one per log.index.interval.bytes), `.timeindex` (12-byte
+// timestamp/relOffset entries), plus `leader-epoch-checkpoint` and
+// `partition.metadata`.
 //
 // Invariants:
 //   - Offsets strictly increase through a log; segments are ascending by

@@ -14,8 +14,8 @@ type EpochEntry struct {
 }
 
 // epochCache is Kafka's LeaderEpochFileCache without the file: entries
-// ascending in both epoch and start offset (reference §4.8). The owning log
-// persists it; its lock guards it.
+// ascending in both epoch and start offset. The owning log persists it; its
+// lock guards it.
 type epochCache struct {
 	entries []EpochEntry
 }

@@ -63,7 +63,7 @@ var (
 )
 
 // OpenFileLog opens or creates the log in dir, recovering it as Kafka's
-// LogLoader does (reference §5.17).
+// LogLoader does.
 func OpenFileLog(dir string, cfg Config, opts FileLogOptions) (*FileLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -141,8 +141,9 @@ func (l *FileLog) Size() int64 {
 	return n
 }
 
-// firstSegmentBase is what decides whether log-start-offset-checkpoint
-// needs an entry for this log (reference §5.5).
+// firstSegmentBase is what decides whether log-start-offset-checkpoint needs
+// an entry for this log: Kafka writes one only for a log whose start is above
+// its first segment's base.
 func (l *FileLog) firstSegmentBase() int64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()

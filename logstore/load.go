@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// load is Kafka's LogLoader (reference §5.17): clean up temporary files,
+// load is Kafka's LogLoader (LogLoader.java): clean up temporary files,
 // open segments, recover what may be torn, then fix up the log start
 // offset, the epoch cache and the recovery point.
 func (l *FileLog) load(opts FileLogOptions) error {

@@ -229,7 +229,7 @@ func TestCheckpointFormat(t *testing.T) {
 }
 
 func TestEpochCacheRules(t *testing.T) {
-	// Examples from LeaderEpochFileCacheTest (reference §4.8).
+	// Examples from LeaderEpochFileCacheTest.
 	c := epochCache{entries: []EpochEntry{{5, 11}, {6, 12}, {7, 13}}}
 	if e, o := c.endOffsetFor(4, 100); e != 4 || o != 11 {
 		t.Fatalf("ask 4: %d %d", e, o)

@@ -18,10 +18,10 @@ type EpochEndOffset struct {
 	EndOffset   int64
 }
 
-// EpochCache is Kafka's LeaderEpochFileCache without the file (reference
-// §4.8): for each leader epoch, the first offset written in it. Persisting it
-// is the log store's job; this twin exists so that the replication rules can
-// be decided and tested without IO.
+// EpochCache is Kafka's LeaderEpochFileCache without the file: for each
+// leader epoch, the first offset written in it. Persisting it is the log
+// store's job; this twin exists so that the replication rules can be decided
+// and tested without IO.
 //
 // Invariant: entries ascend strictly in both epoch and start offset; Assign
 // keeps it by removing every entry that would contradict the new one.
@@ -82,7 +82,7 @@ func (c *EpochCache) Assign(epoch int32, startOffset int64) bool {
 }
 
 // EndOffsetFor answers OffsetForLeaderEpoch for requested, as
-// LeaderEpochFileCache.endOffsetFor (reference §4.8):
+// LeaderEpochFileCache.endOffsetFor:
 //   - requested undefined, or the cache empty → undefined;
 //   - requested is the latest epoch → (requested, logEndOffset);
 //   - requested above every epoch → undefined;

@@ -82,8 +82,8 @@ func TestEpochCacheKafkaCases(t *testing.T) {
 		{"shouldNotResetEpochHistoryTailIfUndefinedPassed", []op{a(2, 6), a(3, 8), a(4, 11), end(UndefinedEpochOffset)}, "2:6 3:8 4:11", nil},
 		{"shouldFetchEndOffsetOfEmptyCache", nil, "", []epochQuery{{7, 0, u}}},
 		{"shouldIgnoreNegativeEpochsAndOffsets", []op{a(-1, 5), a(2, -1)}, "", nil},
-		{"reference §4.8: {2:100} ask 3", []op{a(2, 100)}, "2:100", []epochQuery{{3, 200, u}}},
-		{"reference §4.8: {0:10 2:13 4:17} ask 1 and 3", []op{a(0, 10), a(2, 13), a(4, 17)}, "0:10 2:13 4:17",
+		{"endOffsetFor example: {2:100} ask 3", []op{a(2, 100)}, "2:100", []epochQuery{{3, 200, u}}},
+		{"endOffsetFor example: {0:10 2:13 4:17} ask 1 and 3", []op{a(0, 10), a(2, 13), a(4, 17)}, "0:10 2:13 4:17",
 			[]epochQuery{{1, 20, EpochEndOffset{0, 13}}, {3, 20, EpochEndOffset{2, 17}}, {4, 20, EpochEndOffset{4, 20}}}},
 	}
 	for _, tc := range cases {

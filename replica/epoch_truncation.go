@@ -7,19 +7,20 @@ type Truncation struct {
 	// TruncateFromEnd). It is never above the follower's LEO; equal to it
 	// means nothing is cut. It may be below the HW (Kafka logs a warning).
 	Offset int64
-	// Completed is false when the leader answered with an epoch the
-	// follower never had: the follower cut back to the end of its own
-	// largest epoch below it and must ask again with its new latest epoch
-	// (KIP-279, reference §4.4). With truncation on fetch (Fetch v12+) the
-	// next fetch's diverging-epoch check plays the same role.
+	// Completed is false when the leader answered with an epoch the follower
+	// never had: the follower cut back to the end of its own largest epoch
+	// below it and must ask again with its new latest epoch (KIP-279). With
+	// truncation on fetch (Fetch v12+) the next fetch's diverging-epoch check
+	// plays the same role.
 	Completed bool
 }
 
 // OffsetTruncation is AbstractFetcherThread.getOffsetTruncationState
-// (reference §4.4): what a follower whose log ends at logEndOffset and whose
-// epoch cache is cache does with the leader's answer. initialFetchOffset is
-// the offset the follower would fetch from without epoch information (its
-// HW in the truncating state, its fetch offset on a diverging fetch).
+// (KIP-101, KIP-279): what a follower whose log ends at logEndOffset and
+// whose epoch cache is cache does with the leader's answer.
+// initialFetchOffset is the offset the follower would fetch from without
+// epoch information (its HW in the truncating state, its fetch offset on a
+// diverging fetch).
 func OffsetTruncation(cache *EpochCache, logEndOffset, initialFetchOffset int64, leader EpochEndOffset) Truncation {
 	switch {
 	case leader.EndOffset == UndefinedEpochOffset:
@@ -47,7 +48,7 @@ func OffsetTruncation(cache *EpochCache, logEndOffset, initialFetchOffset int64,
 }
 
 // FetchEpochCheck is the leader's verdict on a Fetch v12+ partition's
-// LastFetchedEpoch (Partition.readRecords, reference §4.5).
+// LastFetchedEpoch (Partition.readRecords, KIP-320).
 type FetchEpochCheck int
 
 const (

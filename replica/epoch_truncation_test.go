@@ -14,8 +14,8 @@ func cacheOf(pairs ...int64) *EpochCache {
 	return c
 }
 
-// Each case of getOffsetTruncationState (reference §4.4), named after
-// ReplicaFetcherThreadTest / AbstractFetcherThreadTest.
+// Each case of getOffsetTruncationState, named after ReplicaFetcherThreadTest
+// / AbstractFetcherThreadTest.
 func TestOffsetTruncation(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -110,7 +110,7 @@ func TestLastFetchedOffsetValidation(t *testing.T) {
 	})
 }
 
-// PartitionTest.testMakeLeaderUpdatesEpochCache / S5 (KAFKA-7415): a broker
+// PartitionTest.testMakeLeaderUpdatesEpochCache (KAFKA-7415): a broker
 // that becomes leader in epoch 8 over a log with LEO 4 answers
 // OffsetForLeaderEpoch(8) with (8, 4) before writing anything.
 func TestMakeLeaderUpdatesEpochCache(t *testing.T) {

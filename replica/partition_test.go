@@ -116,7 +116,7 @@ func TestWatchPokesWithoutBlocking(t *testing.T) {
 }
 
 // A follower's last fetched epoch decides between records, a diverging
-// epoch and OFFSET_OUT_OF_RANGE (Fetch v12+, reference §4.5).
+// epoch and OFFSET_OUT_OF_RANGE (Fetch v12+, KIP-320).
 func TestReadForFollowerChecksLastFetchedEpoch(t *testing.T) {
 	p := New("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0, Options{MinInsyncReplicas: 1})
 	if !p.BecomeLeader(LeaderAndIsr{Leader: 0, LeaderEpoch: 3, Isr: []int32{0, 1}, Replicas: []int32{0, 1}}) {

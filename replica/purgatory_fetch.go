@@ -49,12 +49,12 @@ const (
 	FetchTimedOut                                 // max_wait_ms elapsed
 )
 
-// DelayedFetch is a parked fetch (reference §3.10): it completes early when
-// any partition is gone, the leader's log was truncated below the fetch
-// offset or the fetch is on an older segment, a diverging epoch appeared,
-// or the readable bytes (each partition capped at its max bytes) reach
-// MinBytes; otherwise at its deadline (max_wait_ms), answering with
-// whatever is there.
+// DelayedFetch is a parked fetch (Kafka's DelayedFetch.tryComplete): it
+// completes early when any partition is gone, the leader's log was truncated
+// below the fetch offset or the fetch is on an older segment, a diverging
+// epoch appeared, or the readable bytes (each partition capped at its max
+// bytes) reach MinBytes; otherwise at its deadline (max_wait_ms), answering
+// with whatever is there.
 type DelayedFetch struct {
 	MinBytes   int64
 	Deadline   time.Time

@@ -2,8 +2,8 @@ package replica
 
 import "testing"
 
-// §4.3.2 and §9.12: the follower's HW is min(leader HW, own LEO), never
-// below its log start, and may go down.
+// UnifiedLog.updateHighWatermark on a follower: the follower's HW is
+// min(leader HW, own LEO), never below its log start, and may go down.
 func TestFollowerHighWatermark(t *testing.T) {
 	f := NewFollowerState(1, 4, 0)
 	cases := []struct {
@@ -38,7 +38,8 @@ func TestBecomeFollowerNeedsNewerEpoch(t *testing.T) {
 	}
 }
 
-// §4.1.4: where a new follower starts, by IBP and epoch information.
+// ReplicaManager.makeFollowers and the fetcher: where a new follower starts,
+// by IBP and epoch information.
 func TestStartFollowing(t *testing.T) {
 	withEpochs := cacheOf(0, 0, 3, 7)
 	cases := []struct {

@@ -3,7 +3,7 @@ package server
 // LeaderAndIsr, versions 0-7. Sent by the controller (cluster mode only)
 // to the replicas of partitions whose leader or ISR it decided. Per
 // partition, following Kafka's ReplicaManager.becomeLeaderOrFollower
-// (reference §2.14): a newer leader epoch is applied — this broker becomes
+// (in ZooKeeper mode): a newer leader epoch is applied — this broker becomes
 // leader when it is named, else follower; an older or equal one is
 // refused with STALE_CONTROLLER_EPOCH; a broker not among the replicas
 // answers UNKNOWN_TOPIC_OR_PARTITION; a log that cannot be opened is

@@ -2,7 +2,7 @@ package server
 
 // StopReplica, versions 0-4. Sent by the controller (cluster mode only) to
 // take a replica off this broker, deleting its log when asked (topic
-// deletion, reassignment). Per partition (reference §2.14): a leader epoch
+// deletion, reassignment). Per partition (ReplicaManager.stopReplicas): a leader epoch
 // at least the current one, or -1 / -2 (unknown / topic being deleted),
 // stops the replica; an older one is FENCED_LEADER_EPOCH.
 

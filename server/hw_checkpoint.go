@@ -10,7 +10,7 @@ import (
 )
 
 // High watermarks are persisted per log dir in replication-offset-checkpoint
-// (reference §5.3), every replica.high.watermark.checkpoint.interval.ms and
+// (Kafka's file format), every replica.high.watermark.checkpoint.interval.ms and
 // at shutdown, for every hosted partition, leader or follower. A replica
 // created after a restart starts from the checkpointed HW (clamped to its
 // log) rather than 0, so consumers do not lose sight of committed records

@@ -41,8 +41,8 @@ type fetchSeen struct {
 }
 
 // fakeLeader answers Fetch, OffsetForLeaderEpoch and ListOffsets from
-// MemLogs, following the leader's rules of reference §3.10, §3.11 and §4.5
-// (the epoch check is replica.CheckLastFetchedEpoch itself).
+// MemLogs, following the leader's rules for Fetch, OffsetForLeaderEpoch and
+// ListOffsets (the epoch check is replica.CheckLastFetchedEpoch itself).
 type fakeLeader struct {
 	mu          sync.Mutex
 	parts       map[replica.TopicPartition]*leaderPartition

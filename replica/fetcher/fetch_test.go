@@ -43,7 +43,7 @@ func TestFollowerCatchesUpFromEmpty(t *testing.T) {
 }
 
 // The follower's HW is min(leader HW, own LEO) after every response
-// (SPEC Replication 2, reference §4.3.2).
+// (a follower may not expose records it does not hold).
 func TestFollowerHighWatermarkFollowsLeader(t *testing.T) {
 	leaderLog := memLogOf(t, recs(0, "a", "b", "c", "d", "e")...)
 	leader := newFakeLeader()
@@ -98,8 +98,8 @@ func TestWholeBatchesDropsCutTail(t *testing.T) {
 }
 
 // NOT_LEADER_OR_FOLLOWER backs the partition off for replica.fetch.backoff
-// and retries it, while the fetcher's other partitions go on (reference
-// §4.7).
+// and retries it, while the fetcher's other partitions go on
+// (AbstractFetcherThread's per-partition error handling).
 func TestNotLeaderBacksOffThenRetries(t *testing.T) {
 	clock := newFakeClock()
 	logA, logB := memLogOf(t, recs(0, "a1", "a2")...), memLogOf(t, recs(0, "b1")...)

@@ -153,7 +153,7 @@ func TestCloseStopsEveryGoroutine(t *testing.T) {
 }
 
 // OFFSET_OUT_OF_RANGE with a leader whose log ends below ours (an unclean
-// election): truncate to the leader's LEO (reference §4.6,
+// election): truncate to the leader's LEO (Kafka's
 // testFollowerFetchOutOfRangeHigh).
 func TestOutOfRangeHighTruncatesToLeaderEnd(t *testing.T) {
 	leaderLog := memLogOf(t, recs(0, "a", "b")...)

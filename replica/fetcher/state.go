@@ -31,7 +31,7 @@ type partitionState struct {
 	leaderEpoch int32
 	phase       phase
 	// truncateToHW: the epoch cache is empty, so the only safe truncation
-	// point is the HW (reference §4.4).
+	// point is the HW.
 	truncateToHW bool
 	fetchOffset  int64
 	delayedUntil time.Time
