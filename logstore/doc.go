@@ -13,6 +13,9 @@
 //   - Batch codecs: ParseBatches (produce-path validation without record
 //     decoding), DecodeRecords (decompress + kmsg.Record), BuildBatch.
 //   - ReadCheckpoint/WriteCheckpoint for Kafka's offset checkpoint files.
+//   - EpochCache (epoch.go): Kafka's LeaderEpochFileCache rules, the one
+//     implementation; each log keeps one (leader-epoch-checkpoint) and
+//     package replica decides truncation on copies of it.
 //
 // On disk (docs/replication-reference.md, "On-disk formats"): a partition dir
 // `<topic>-<p>` holds segments named by their 20-digit base offset: `.log`

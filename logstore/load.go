@@ -106,8 +106,8 @@ func (l *FileLog) load(opts FileLogOptions) error {
 	if err := l.active().makeActive(); err != nil {
 		return err
 	}
-	l.epochs.truncateFromEnd(l.logEndOffset())
-	l.epochs.truncateFromStart(l.logStartOffset)
+	l.epochs.TruncateFromEnd(l.logEndOffset())
+	l.epochs.TruncateFromStart(l.logStartOffset)
 	if len(l.epochs.entries) > 0 || len(epochs) > 0 {
 		if err := l.writeEpochs(); err != nil {
 			return err

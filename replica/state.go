@@ -14,7 +14,7 @@ package replica
 //     (Partition.scala), min.insync.replicas gates.
 //   - FollowerState (state_follower.go): the follower's HW and where
 //     it starts fetching.
-//   - EpochCache (epoch_cache.go): LeaderEpochFileCache in memory;
+//   - The epoch cache is the log's (logstore.EpochCache);
 //     OffsetTruncation and CheckLastFetchedEpoch (epoch_truncation.go):
 //     both sides of KIP-101/KIP-279 truncation and Fetch v12 divergence
 //     (KIP-320).

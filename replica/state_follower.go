@@ -1,5 +1,7 @@
 package replica
 
+import "github.com/kbroker/kbroker/logstore"
+
 // FollowerState is a follower's own view of a partition: only its HW and its
 // leader; the leader tracks everything else. LEO and log start come from the
 // local log at each call.
@@ -78,7 +80,7 @@ type FollowerStart struct {
 // 2.7-IV1 (Fetch v12+, kbroker's normal case). A follower never truncates
 // to its HW while it has leader epochs: it keeps everything until the
 // leader says where its log diverges (KIP-101).
-func StartFollowing(cache *EpochCache, truncateOnFetch bool, logEndOffset, highWatermark int64) FollowerStart {
+func StartFollowing(cache *logstore.EpochCache, truncateOnFetch bool, logEndOffset, highWatermark int64) FollowerStart {
 	hasEpochs := cache.LatestEpoch() != UndefinedEpoch
 	switch {
 	case truncateOnFetch && hasEpochs:

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"fmt"
+	"github.com/kbroker/kbroker/logstore"
 	"slices"
 	"strings"
 )
@@ -46,7 +47,7 @@ type simReplica struct {
 	id       int32
 	up       bool
 	log      []simBatch
-	cache    *EpochCache
+	cache    *logstore.EpochCache
 	hw       int64 // the checkpointed HW while down, the live one otherwise
 	leader   *LeaderState
 	follower *FollowerState
@@ -117,7 +118,7 @@ type simCluster struct {
 func newSimCluster(ids []int32, mode simMode, cfg LeaderConfig) *simCluster {
 	c := &simCluster{mode: mode, cfg: cfg, replicas: map[int32]*simReplica{}, order: ids, leaderID: -1, epoch: -1, acked: map[string]int64{}}
 	for _, id := range ids {
-		c.replicas[id] = &simReplica{id: id, up: true, cache: NewEpochCache(nil)}
+		c.replicas[id] = &simReplica{id: id, up: true, cache: logstore.NewEpochCache(nil)}
 	}
 	return c
 }
@@ -234,7 +235,7 @@ func (c *simCluster) replicate(id int32) error {
 		if round > 20 {
 			return fmt.Errorf("replicate %d: truncation did not converge", id)
 		}
-		answer := l.cache.EndOffsetFor(r.cache.LatestEpoch(), l.leo())
+		answer := endOffsetFor(l.cache, r.cache.LatestEpoch(), l.leo())
 		tr := OffsetTruncation(r.cache, r.leo(), r.highWatermark(), answer)
 		if err := r.truncateTo(tr.Offset); err != nil {
 			return err

@@ -261,7 +261,7 @@ func (l *fakeLeader) fetchPartition(lp *leaderPartition, p kmsg.FetchRequestTopi
 		rp.HighWatermark = lp.hw
 	}
 	rp.LastStableOffset, rp.LogStartOffset = rp.HighWatermark, start
-	check, end := replica.CheckLastFetchedEpoch(replica.NewEpochCache(lp.log.LeaderEpochEntries()), start, leo, p.LastFetchedEpoch, p.FetchOffset)
+	check, end := replica.CheckLastFetchedEpoch(logstore.NewEpochCache(lp.log.LeaderEpochEntries()), start, leo, p.LastFetchedEpoch, p.FetchOffset)
 	switch {
 	case check == replica.FetchEpochOffsetOutOfRange || p.FetchOffset < start || p.FetchOffset > leo:
 		rp.ErrorCode = kerr.OffsetOutOfRange.Code
