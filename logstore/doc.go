@@ -4,8 +4,10 @@
 //
 // API surface:
 //   - Log, the contract for one partition's log, with two implementations:
-//     FileLog (on disk) and MemLog (in memory, for tests of upper layers).
-//     Both pass the conformance suite in conformance_test.go.
+//     FileLog (on disk), and MemLog (memlog_test.go), an in-memory model
+//     of it for logstore's own tests; both pass the conformance suite in
+//     conformance_test.go. Other packages' tests open a FileLog in a
+//     temporary directory with logstore/logtest.New.
 //   - Manager: the broker's log dirs (meta.properties, .lock, the
 //     clean-shutdown marker, recovery-point and log-start checkpoints),
 //     partition logs by topic/partition, periodic retention, compaction,

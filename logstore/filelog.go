@@ -59,7 +59,6 @@ type FileLog struct {
 var (
 	_ Log                 = (*FileLog)(nil)
 	_ HighWatermarkSetter = (*FileLog)(nil)
-	_ HighWatermarkSetter = (*MemLog)(nil)
 )
 
 // OpenFileLog opens or creates the log in dir, recovering it as Kafka's

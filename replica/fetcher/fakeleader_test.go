@@ -17,7 +17,7 @@ import (
 
 // leaderPartition is one partition of the fake leader.
 type leaderPartition struct {
-	log         *logstore.MemLog
+	log         *logstore.FileLog
 	id          [16]byte
 	leaderEpoch int32
 	// hw is the leader's HW; -1 means its LEO.
@@ -40,9 +40,9 @@ type fetchSeen struct {
 	currentEpoch     int32
 }
 
-// fakeLeader answers Fetch, OffsetForLeaderEpoch and ListOffsets from
-// MemLogs, following the leader's rules for Fetch, OffsetForLeaderEpoch and
-// ListOffsets (the epoch check is replica.CheckLastFetchedEpoch itself).
+// fakeLeader answers Fetch, OffsetForLeaderEpoch and ListOffsets from its
+// partitions' logs as a leader does (the epoch check is
+// replica.CheckLastFetchedEpoch itself).
 type fakeLeader struct {
 	mu          sync.Mutex
 	parts       map[replica.TopicPartition]*leaderPartition
@@ -59,7 +59,7 @@ func newFakeLeader() *fakeLeader {
 	return &fakeLeader{parts: map[replica.TopicPartition]*leaderPartition{}}
 }
 
-func (l *fakeLeader) addPartition(topic string, index int32, log *logstore.MemLog, leaderEpoch int32) *leaderPartition {
+func (l *fakeLeader) addPartition(topic string, index int32, log *logstore.FileLog, leaderEpoch int32) *leaderPartition {
 	lp := &leaderPartition{log: log, leaderEpoch: leaderEpoch, hw: -1, budget: -1}
 	copy(lp.id[:], topic)
 	l.mu.Lock()

@@ -9,9 +9,11 @@ import (
 	"time"
 )
 
-// MemLog is FileLog's in-memory twin: the same segment rolling, retention,
-// truncation, epoch and compaction rules, with batches held in memory. It
-// is for tests of the packages above and for the conformance suite.
+// MemLog is FileLog's in-memory twin, for logstore's own tests: the same
+// segment rolling, retention, truncation, epoch and compaction rules, with
+// batches held in memory. The conformance suite runs on both, and the
+// differential tests check that FileLog does what this model does. Other
+// packages' tests use a real FileLog through logstore/logtest.
 type MemLog struct {
 	mu             sync.RWMutex
 	cfg            Config
@@ -35,7 +37,10 @@ type memSegment struct {
 	created          time.Time
 }
 
-var _ Log = (*MemLog)(nil)
+var (
+	_ Log                 = (*MemLog)(nil)
+	_ HighWatermarkSetter = (*MemLog)(nil)
+)
 
 // NewMemLog returns an empty log starting at offset 0.
 func NewMemLog(cfg Config) *MemLog {
