@@ -9,8 +9,9 @@ package server
 // answers UNKNOWN_TOPIC_OR_PARTITION; a log that cannot be opened is
 // KAFKA_STORAGE_ERROR.
 //
-// Followers do not fetch from the leader yet: replication is the next
-// step (server/GAPS.md).
+// A partition this broker now follows is handed to the fetcher manager
+// (replica/fetcher), which truncates it and fetches from the new leader;
+// every partition leaves the fetchers before its role changes.
 
 import (
 	"context"
