@@ -31,7 +31,8 @@ const (
 	maxInt  = "2147483647"
 )
 
-// brokerDefs lists Kafka 3.9's names and defaults (reference §6). Keys that
+// brokerDefs lists Kafka 3.9's names and defaults (KafkaConfig.scala and the
+// *Configs.java classes it reads). Keys that
 // Load combines with others (retention and roll units, listeners, log.dirs)
 // are only checked here and resolved in derive.
 var brokerDefs = []brokerDef{

@@ -195,7 +195,7 @@ func (e *ValueError) Error() string {
 }
 
 // Standalone reports a broker without ZooKeeper: one broker, metadata kept
-// locally (SPEC "Configuration").
+// locally.
 func (c *Config) Standalone() bool { return c.ZookeeperConnect == "" }
 
 // IsSet reports whether the file or an override gave key.

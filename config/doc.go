@@ -1,6 +1,6 @@
 // Package config reads a broker's server.properties and describes the
-// topic-level configs, with Apache Kafka's names and defaults (Kafka 3.9,
-// reference §6).
+// topic-level configs, with Apache Kafka's names and defaults (Kafka 3.9;
+// docs/replication-reference.md, "Configuration", names the Kafka files).
 //
 // API surface:
 //   - Load(path, overrides) parses a java.util.Properties file plus

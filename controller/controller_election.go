@@ -63,11 +63,11 @@ func readController(zk zkClient) (id int32, ours bool, err error) {
 	return c.BrokerID, st.EphemeralOwner == zk.Session().ID, nil
 }
 
-// electController is one election attempt (reference §2.1, KafkaController
-// .elect): if /controller exists someone already is controller; otherwise
-// create /controller and bump /controller_epoch in one multi conditional on
-// the epoch's version, so exactly one contender wins each epoch. nowMs is
-// only written into the znode's timestamp.
+// electController is one election attempt (KafkaController.elect): if
+// /controller exists someone already is controller; otherwise create
+// /controller and bump /controller_epoch in one multi conditional on the
+// epoch's version, so exactly one contender wins each epoch. nowMs is only
+// written into the znode's timestamp.
 func electController(zk zkClient, brokerID int32, nowMs int64) (controllerStatus, error) {
 	id, ours, err := readController(zk)
 	if err != nil {

@@ -360,7 +360,7 @@ func createPartitions(zk zkClient, name string, count int32, assignment [][]int3
 // announces the change in /config/changes (every broker re-reads it). Any
 // broker may do it. Turning unclean.leader.election.enable on makes the
 // controller, which watches the notifications, retry the topic's offline
-// partitions (reference §2.5).
+// partitions (Election.scala's unclean offline election).
 func (n *Node) SetTopicConfig(_ context.Context, name string, configs map[string]string) error {
 	zk, err := n.client()
 	if err != nil {

@@ -4,10 +4,10 @@ import (
 	"slices"
 )
 
-// processBrokerChange handles a child change of /brokers/ids (reference
-// §2.7, §2.8): brokers gone are failures, new ones start-ups, and a broker
-// registered again with a higher epoch (czxid) is a bounce, handled as a
-// failure followed by a start-up.
+// processBrokerChange handles a child change of /brokers/ids
+// (KafkaController.processBrokerChange): brokers gone are failures, new ones
+// start-ups, and a broker registered again with a higher epoch (czxid) is a
+// bounce, handled as a failure followed by a start-up.
 func (c *kafkaController) processBrokerChange() error {
 	names, err := c.childrenW(brokerIDsPath, ctlEvent{"BrokerChange", c.processBrokerChange})
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// partitionState is Kafka's PartitionState (reference §2.4).
+// partitionState is Kafka's PartitionState (PartitionStateMachine.scala).
 type partitionState int
 
 const (

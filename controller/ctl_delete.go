@@ -9,13 +9,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Topic deletion (Kafka's TopicDeletionManager, reference §1.3
-// /admin/delete_topics): brokers are told the topic is going
-// (UpdateMetadata with leader -2), every replica gets StopReplica with
-// delete; when all have confirmed, the controller deletes
-// /brokers/topics/<t>, /config/topics/<t> and the marker. A replica on a
-// dead broker holds the deletion until the broker returns; a topic being
-// reassigned waits for the reassignment to finish.
+// Topic deletion (Kafka's TopicDeletionManager, /admin/delete_topics):
+// brokers are told the topic is going (UpdateMetadata with leader -2), every
+// replica gets StopReplica with delete; when all have confirmed, the
+// controller deletes /brokers/topics/<t>, /config/topics/<t> and the marker.
+// A replica on a dead broker holds the deletion until the broker returns; a
+// topic being reassigned waits for the reassignment to finish.
 
 // processTopicDeletion handles a child change of /admin/delete_topics.
 func (c *kafkaController) processTopicDeletion() error {

@@ -13,11 +13,11 @@ const (
 	defaultControllerSocketTimeout = 30 * time.Second // controller.socket.timeout.ms
 )
 
-// onControllerFailover is becoming controller (reference §2.3), in Kafka's
-// order: watches, stale notifications deleted, context read from
-// ZooKeeper, UpdateMetadata to every live broker, replicas online
-// (LeaderAndIsr), leaders for New/Offline partitions, then pending
-// reassignments and deletions.
+// onControllerFailover is becoming controller
+// (KafkaController.onControllerFailover), in Kafka's order: watches, stale
+// notifications deleted, context read from ZooKeeper, UpdateMetadata to every
+// live broker, replicas online (LeaderAndIsr), leaders for New/Offline
+// partitions, then pending reassignments and deletions.
 func (c *kafkaController) onControllerFailover() error {
 	c.ctx = newControllerContext()
 	ids, err := c.childrenW(brokerIDsPath, ctlEvent{"BrokerChange", c.processBrokerChange})
@@ -77,10 +77,11 @@ func (c *kafkaController) onControllerFailover() error {
 	for _, id := range c.ctx.liveBrokerIDs() {
 		c.replicasOnline(b, id, c.ctx.partitionsOnBroker(id))
 	}
-	// Replicas on dead brokers → OfflineReplica (§2.3 step 6), which takes
-	// them out of the ISRs. Without it a broker that died with the old
-	// controller would stay in the ISR of every idle partition: the
-	// leader's own ISR expiration keeps a follower whose LEO equals its own.
+	// Replicas on dead brokers → OfflineReplica (as onControllerFailover
+	// does), which takes them out of the ISRs. Without it a broker that died
+	// with the old controller would stay in the ISR of every idle partition:
+	// the leader's own ISR expiration keeps a follower whose LEO equals its
+	// own.
 	if err := c.offlineDeadReplicas(b); err != nil {
 		return err
 	}

@@ -110,9 +110,9 @@ func TestFailoverDeletesNotifications(t *testing.T) {
 	}
 }
 
-// A broker that died while no controller was running (it was the
-// controller itself) leaves the ISRs when the next controller takes over:
-// its replicas go OfflineReplica at failover (reference §2.3 step 6).
+// A broker that died while no controller was running (it was the controller
+// itself) leaves the ISRs when the next controller takes over: its replicas
+// go OfflineReplica at failover (KafkaController.onControllerFailover).
 func TestFailoverTakesDeadBrokersOutOfIsr(t *testing.T) {
 	h := newCtlHarness(t, 2, 3)
 	h.createTopic("t", map[int32][]int32{0: {3, 1, 2}})

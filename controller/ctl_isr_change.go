@@ -4,11 +4,12 @@ import (
 	"errors"
 )
 
-// processIsrChangeNotification is reference §2.11: leaders changed ISRs in
-// ZooKeeper and announced the partitions; the controller re-reads those
-// state znodes and tells every broker by UpdateMetadata (no LeaderAndIsr:
-// the leader already knows). The notifications it read are deleted even if
-// handling failed, so a bad one cannot wedge the path.
+// processIsrChangeNotification is Kafka's processIsrChangeNotification:
+// leaders changed ISRs in ZooKeeper and announced the partitions; the
+// controller re-reads those state znodes and tells every broker by
+// UpdateMetadata (no LeaderAndIsr: the leader already knows). The
+// notifications it read are deleted even if handling failed, so a bad one
+// cannot wedge the path.
 func (c *kafkaController) processIsrChangeNotification() error {
 	names, err := c.childrenW(isrChangeNotificationPath, ctlEvent{"IsrChangeNotification", c.processIsrChangeNotification})
 	if err != nil {

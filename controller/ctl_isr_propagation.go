@@ -112,14 +112,14 @@ type LeaderAndIsr struct {
 
 // ErrIsrVersionConflict: the state znode is not at the expected version
 // and does not hold what we tried to write. The leader keeps its ISR and
-// waits for the controller's next LeaderAndIsr (reference §3.5).
+// waits for the controller's next LeaderAndIsr (ZkAlterPartitionManager).
 var ErrIsrVersionConflict = errors.New("controller: partition state changed since the expected version")
 
-// UpdateIsr is a partition leader's conditional write of its ISR (reference
-// §3.5): the state znode is set only if still at expectedZkVersion. On a
-// version conflict, a znode that already holds exactly newState (our own
-// retried write) counts as success. Returns the new zkVersion (the
-// partition epoch).
+// UpdateIsr is a partition leader's conditional write of its ISR
+// (ZkAlterPartitionManager via KafkaZkClient.conditionalUpdatePath): the
+// state znode is set only if still at expectedZkVersion. On a version
+// conflict, a znode that already holds exactly newState (our own retried
+// write) counts as success. Returns the new zkVersion (the partition epoch).
 func (n *Node) UpdateIsr(topic string, partition int32, newState LeaderAndIsr, expectedZkVersion int32) (int32, error) {
 	zk, err := n.client()
 	if err != nil {

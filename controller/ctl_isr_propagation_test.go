@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// Reference §3.6: an isolated change is announced once the 5 s linger has
-// passed (strictly); under constant churn, once a minute.
+// ZkAlterPartitionManager's propagation timing: an isolated change is
+// announced once the 5 s linger has passed (strictly); under constant churn,
+// once a minute.
 func TestIsrChangePropagationTiming(t *testing.T) {
 	t0 := time.Unix(1732000000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }

@@ -6,10 +6,11 @@ import (
 )
 
 // processLogDirEventNotification handles /log_dir_event_notification
-// (reference §1.3): a broker whose log directory failed asks for a
-// LeaderAndIsr of every replica it hosts; the replicas in the failed
-// directory answer KAFKA_STORAGE_ERROR and handleLeaderAndIsrResponse takes
-// them offline. The nodes are deleted once read.
+// (LogDirEventNotificationZNode in ZkData.scala): a broker whose log
+// directory failed asks for a LeaderAndIsr of every replica it hosts; the
+// replicas in the failed directory answer KAFKA_STORAGE_ERROR and
+// handleLeaderAndIsrResponse takes them offline. The nodes are deleted once
+// read.
 func (c *kafkaController) processLogDirEventNotification() error {
 	names, err := c.childrenW(logDirEventNotificationPath, ctlEvent{"LogDirEventNotification", c.processLogDirEventNotification})
 	if err != nil {

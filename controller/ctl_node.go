@@ -181,8 +181,8 @@ func (n *Node) run(ctx context.Context, zk zkClient) error {
 	}()
 	// A 3.9 broker registers the feature range it supports; a Kafka
 	// controller with finalized features ignores a registration that does
-	// not cover them (reference §1.3). metadata.version 1..21 is 3.9's
-	// range (21 = 3.9-IV0).
+	// not cover them (KafkaController.processBrokerChange).
+	// metadata.version 1..21 is 3.9's range (21 = 3.9-IV0).
 	reg := brokerZNode{Version: 5, JmxPort: -1, Rack: n.cfg.Rack,
 		Features: map[string]featureRange{"metadata.version": {Min: 1, Max: 21}}}
 	for _, e := range n.cfg.Endpoints {

@@ -8,11 +8,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// maxStateWriteRounds bounds the read–decide–write loop of §2.6. Kafka
-// loops until no partition conflicts; a leader rewriting the ISR can cause
-// a conflict or two, never an endless stream, so a partition that still
-// conflicts after this many rounds is failed (and retried by the next
-// event that touches it).
+// maxStateWriteRounds bounds the read–decide–write loop of updateLeadership.
+// Kafka loops until no partition conflicts; a leader rewriting the ISR can
+// cause a conflict or two, never an endless stream, so a partition that still
+// conflicts after this many rounds is failed (and retried by the next event
+// that touches it).
 const maxStateWriteRounds = 10
 
 // readLeadership reads a state znode from ZooKeeper. ok is false when it
@@ -65,15 +65,17 @@ type decision struct {
 }
 
 // errWrittenByNewerController: a state znode carries a controller epoch
-// above ours, so a newer controller has decided; we keep out (§2.6).
+// above ours, so a newer controller has decided; we keep out, as
+// PartitionStateMachine does.
 var errWrittenByNewerController = errors.New("partition state written by a newer controller")
 
-// updateLeadership is §2.6: for each partition re-read the state znode,
-// decide, write conditionally on the version read (fenced by our epoch),
-// and redo the partitions whose write met a concurrent change. Successful
-// writes update the context and queue LeaderAndIsr to the decision's
-// recipients (plus UpdateMetadata to all). Returns per-partition failures;
-// the error is fatal (controller moved, session lost).
+// updateLeadership is PartitionStateMachine's doElectLeaderForPartitions
+// loop: for each partition re-read the state znode, decide, write
+// conditionally on the version read (fenced by our epoch), and redo the
+// partitions whose write met a concurrent change. Successful writes update
+// the context and queue LeaderAndIsr to the decision's recipients (plus
+// UpdateMetadata to all). Returns per-partition failures; the error is fatal
+// (controller moved, session lost).
 func (c *kafkaController) updateLeadership(b *requestBatch, tps []topicPartition, decide func(tp topicPartition, cur partitionLeadership) decision) (map[topicPartition]error, error) {
 	failed := map[topicPartition]error{}
 	remaining := tps
@@ -150,7 +152,7 @@ func isFatalZKError(err error) bool {
 		errors.Is(err, errConnectionClosed) || errors.Is(err, errSessionLost)
 }
 
-// electionKind is one of the strategies of §2.5.
+// electionKind is one of the strategies of Election.scala.
 type electionKind int
 
 const (

@@ -14,9 +14,10 @@ const (
 	ElectUnclean   ElectionType = 1
 )
 
-// electLeadersAPI is ElectLeaders on the controller (reference §2.10).
-// partitions nil means every partition. Each partition's result is nil
-// (elected) or a kerr error / *kafkaError.
+// electLeadersAPI is ElectLeaders on the controller
+// (KafkaController.processReplicaLeaderElection). partitions nil means every
+// partition. Each partition's result is nil (elected) or a kerr error /
+// *kafkaError.
 func (c *kafkaController) electLeadersAPI(typ ElectionType, partitions []TopicPartition) (map[TopicPartition]error, error) {
 	results := map[TopicPartition]error{}
 	var tps []topicPartition
@@ -71,11 +72,12 @@ func (c *kafkaController) electLeadersAPI(typ ElectionType, partitions []TopicPa
 	return results, nil
 }
 
-// preferredImbalance is the auto-rebalance decision (reference §2.10), a
-// pure function: for each broker, of the partitions whose preferred
-// replica (AR[0]) it is, the share it does not lead; where that share
-// exceeds pct percent, the partitions whose preferred replica is live, not
-// shutting down and in the ISR are returned for a preferred election.
+// preferredImbalance is the auto-rebalance decision
+// (KafkaController.checkAndTriggerAutoLeaderRebalance), a pure function: for
+// each broker, of the partitions whose preferred replica (AR[0]) it is, the
+// share it does not lead; where that share exceeds pct percent, the
+// partitions whose preferred replica is live, not shutting down and in the
+// ISR are returned for a preferred election.
 func preferredImbalance(ctx *controllerContext, pct int) []topicPartition {
 	byPreferred := map[int32][]topicPartition{}
 	for _, tp := range ctx.allPartitions() {

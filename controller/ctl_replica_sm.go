@@ -4,7 +4,7 @@ import (
 	"slices"
 )
 
-// Replica state transitions (Kafka's ReplicaStateMachine, reference §2.4).
+// Replica state transitions (Kafka's ReplicaStateMachine).
 // Only the transitions that send requests or write ZooKeeper are modelled;
 // the replica states themselves follow from the context.
 

@@ -6,8 +6,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Versions Kafka 3.9 at IBP 3.4+ sends (reference §2.13); kgo lowers them
-// to what the receiving broker advertises.
+// Versions Kafka 3.9 at IBP 3.4+ sends (ControllerChannelManager.scala); kgo
+// lowers them to what the receiving broker advertises.
 const (
 	leaderAndIsrVersion   int16 = 7
 	updateMetadataVersion int16 = 8

@@ -5,9 +5,10 @@ import (
 )
 
 // controlledShutdown is the controller side of ControlledShutdown
-// (reference §2.9): leadership moves off the broker, it leaves the ISRs of
-// partitions it follows, and the partitions it still leads (no other ISR
-// member available) are returned; the broker retries until none is left.
+// (KafkaController.doControlledShutdown): leadership moves off the broker, it
+// leaves the ISRs of partitions it follows, and the partitions it still leads
+// (no other ISR member available) are returned; the broker retries until none
+// is left.
 func (c *kafkaController) controlledShutdown(id int32, brokerEpoch int64) ([]TopicPartition, error) {
 	b, ok := c.ctx.brokers[id]
 	if !ok {

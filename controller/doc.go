@@ -1,7 +1,8 @@
 // Package controller is kbroker's cluster mode in ZooKeeper, as Apache Kafka
 // 3.9 does it in ZooKeeper mode: broker registration, controller election
-// and the controller's decisions. The reference is
-// reference/kafka-zk-replication.md §1 (znodes) and §2 (controller).
+// and the controller's decisions. docs/replication-reference.md names the
+// Kafka source files each rule comes from ("ZooKeeper znodes",
+// "Controller").
 //
 // Public API (ctl_node.go, ctl_admin.go, ctl_isr_propagation.go): New(Config,
 // logger) and (*Node).Run(ctx) join the cluster — register the broker, run
@@ -30,7 +31,8 @@
 // elections and rebalance, reassignment (KIP-455), topic config changes
 // (unclean election turned on) and log-dir failures each have a file; the
 // partition and replica state machines (ctl_partition_sm.go,
-// ctl_replica_sm.go) do the read–decide–conditional-write loop of §2.6;
+// ctl_replica_sm.go) do the read–decide–conditional-write loop of Kafka's
+// PartitionStateMachine;
 // requestBatch (ctl_requests.go) builds LeaderAndIsr v7, UpdateMetadata v8
 // and StopReplica v4 with kmsg; channelManager (ctl_channel.go) keeps one
 // ordered queue per broker and retries until the broker goes away. Unit
@@ -48,12 +50,12 @@
 //     (and every ZooKeeper-backed test) against a real server too, or
 //     KBROKER_TEST_ZK=start to have the tests start one with scripts/zk.sh.
 //   - Znode payloads (znodes*.go, znode_json.go, znode_paths.go): every
-//     znode of §1.3 with encode (Kafka's bytes, field order as Kafka writes
-//     it) and a lenient decode (Kafka's required keys only).
+//     znode Kafka writes, with encode (Kafka's bytes, field order as Kafka
+//     writes it) and a lenient decode (Kafka's required keys only).
 //   - assignReplicasToBrokers (assign.go): Kafka's replica assignment,
 //     rack-unaware and rack-aware, with an injectable random source.
-//   - Leader election (election.go): the four strategies of §2.5, the
-//     initial leader of a new partition and the controller's ISR removal,
+//   - Leader election (election.go): the four strategies of Election.scala,
+//     the initial leader of a new partition and the controller's ISR removal,
 //     as pure functions of (assignment, current state, liveness).
 //   - Registration and election (registration.go, controller_election.go,
 //     member.go): top-level paths, /cluster/id, the ephemeral broker

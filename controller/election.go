@@ -68,7 +68,7 @@ type electionResult struct {
 }
 
 // All strategies pick the first replica in assignment order that passes
-// their filter (Kafka's PartitionLeaderElectionAlgorithms), reference §2.5.
+// their filter (Kafka's PartitionLeaderElectionAlgorithms in Election.scala).
 
 // electOffline elects for a partition whose leader is gone (broker failure,
 // new partition retried, UNCLEAN ElectLeaders): the first live ISR member;

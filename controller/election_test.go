@@ -143,7 +143,7 @@ func TestRemoveFromIsr(t *testing.T) {
 	}{
 		{"follower leaves", state(1, 5, 1, 2, 3), 2, true, leaderAndIsr{Leader: 1, LeaderEpoch: 6, ISR: []int32{1, 3}, PartitionEpoch: 9}},
 		{"leader leaves", state(1, 5, 1, 2, 3), 1, true, leaderAndIsr{Leader: -1, LeaderEpoch: 6, ISR: []int32{2, 3}, PartitionEpoch: 9}},
-		// Reference §1.3: leader -1, ISR frozen at its last member.
+		// Kafka keeps leader -1 and the ISR frozen at its last member.
 		{"last member stays", state(3, 3, 3), 3, true, leaderAndIsr{Leader: -1, LeaderEpoch: 4, ISR: []int32{3}, PartitionEpoch: 9}},
 		{"not in ISR", state(1, 5, 1, 3), 2, false, state(1, 5, 1, 3)},
 	} {

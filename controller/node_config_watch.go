@@ -13,7 +13,7 @@ import (
 const configWatchBackoff = time.Second
 
 // WatchTopicConfigChanges is the broker side of Kafka's config change
-// notifications (reference §1.3; ZkNodeChangeNotificationListener with
+// notifications (ZkNodeChangeNotificationListener with
 // TopicConfigHandler): every broker watches /config/changes and, for each
 // notification with a sequence number above the last one it handled, calls
 // fn with the topic the notification names, so that the broker re-reads

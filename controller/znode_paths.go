@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Kafka 3.9's ZooKeeper paths (kafka.zk.ZkData), reference §1.2.
+// Kafka 3.9's ZooKeeper paths (kafka.zk.ZkData).
 const (
 	controllerPath               = "/controller"
 	controllerEpochPath          = "/controller_epoch"

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Payloads of the znodes in reference §1.3. Each type has encode (Kafka's
-// bytes, field order as the reference shows) and a decode that is as
+// Payloads of Kafka's znodes (ZkData.scala). Each type has encode (Kafka's
+// bytes, field order as Kafka writes them) and a decode that is as
 // lenient as Kafka's reader: required keys are checked, others optional,
 // unknown keys ignored.
 

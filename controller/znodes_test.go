@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The expected strings are the reference's examples (§1.3), which are
-// Kafka's bytes: field order, no spaces, strings where Kafka writes them.
+// The expected strings are Kafka's bytes as ZkData.scala writes them: field
+// order, no spaces, strings where Kafka writes them.
 func TestZNodeEncodingMatchesKafka(t *testing.T) {
 	topicID, err := decodeUUID("mNrG5q9wTf2yYyLZ1s9wWQ")
 	if err != nil {

@@ -145,9 +145,9 @@ func (l *FileLog) shouldRoll(size, maxTs, lastOffset int64) bool {
 		lastOffset-s.baseOffset > 1<<31-1
 }
 
-// stampAsLeader is the leader's part of an append, shared by FileLog and
-// MemLog: offsets from next on, the leader epoch, and LogAppendTime when
-// logAppendTime >= 0. It returns the append's info so far.
+// stampAsLeader is the leader's part of an append, shared by FileLog and the
+// test model MemLog: offsets from next on, the leader epoch, and
+// LogAppendTime when logAppendTime >= 0. It returns the append's info so far.
 func stampAsLeader(batches []Batch, next int64, leaderEpoch int32, logAppendTime int64) AppendInfo {
 	info := AppendInfo{FirstOffset: next, LogAppendTime: -1}
 	for i := range batches {

@@ -7,14 +7,14 @@ import (
 )
 
 // BatchHeaderSize is the size of a magic-v2 record batch header, from
-// baseOffset up to and including recordCount (reference §5.15).
+// baseOffset up to and including recordCount (DefaultRecordBatch.java).
 const BatchHeaderSize = 61
 
 // minBatchLength is the smallest legal batchLength: the header without the
 // 12-byte baseOffset+batchLength prefix.
 const minBatchLength = BatchHeaderSize - 12
 
-// Byte positions inside a batch (reference §5.15).
+// Byte positions inside a batch (DefaultRecordBatch.java's *_OFFSET).
 const (
 	posBatchLength  = 8
 	posLeaderEpoch  = 12

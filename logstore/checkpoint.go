@@ -21,9 +21,9 @@ type CheckpointEntry struct {
 	Offset    int64
 }
 
-// ReadCheckpoint reads an offset checkpoint file (reference §5.2). A missing
-// file reads as no entries; an unknown version, a malformed line or a wrong
-// entry count is an error, as in Kafka.
+// ReadCheckpoint reads an offset checkpoint file (CheckpointFile.java). A
+// missing file reads as no entries; an unknown version, a malformed line or a
+// wrong entry count is an error, as in Kafka.
 func ReadCheckpoint(path string) ([]CheckpointEntry, error) {
 	lines, err := readCheckpointLines(path, 3)
 	if err != nil {

@@ -4,8 +4,10 @@
 //
 // API surface:
 //   - Log, the contract for one partition's log, with two implementations:
-//     FileLog (on disk) and MemLog (in memory, for tests of upper layers).
-//     Both pass the conformance suite in conformance_test.go.
+//     FileLog (on disk), and MemLog (memlog_test.go), an in-memory model
+//     of it for logstore's own tests; both pass the conformance suite in
+//     conformance_test.go. Other packages' tests open a FileLog in a
+//     temporary directory with logstore/logtest.New.
 //   - Manager: the broker's log dirs (meta.properties, .lock, the
 //     clean-shutdown marker, recovery-point and log-start checkpoints),
 //     partition logs by topic/partition, periodic retention, compaction,
@@ -13,13 +15,17 @@
 //   - Batch codecs: ParseBatches (produce-path validation without record
 //     decoding), DecodeRecords (decompress + kmsg.Record), BuildBatch.
 //   - ReadCheckpoint/WriteCheckpoint for Kafka's offset checkpoint files.
+//   - EpochCache (epoch.go): Kafka's LeaderEpochFileCache rules, the one
+//     implementation; each log keeps one (leader-epoch-checkpoint) and
+//     package replica decides truncation on copies of it.
 //
-// On disk (reference §5): a partition dir `<topic>-<p>` holds segments
-// named by their 20-digit base offset: `.log` (record batches exactly as
-// produced, with baseOffset and partitionLeaderEpoch stamped), `.index`
-// (sparse 8-byte relOffset/position entries, one per
-// log.index.interval.bytes), `.timeindex` (12-byte timestamp/relOffset
-// entries), plus `leader-epoch-checkpoint` and `partition.metadata`.
+// On disk (docs/replication-reference.md, "On-disk formats"): a partition dir
+// `<topic>-<p>` holds segments named by their 20-digit base offset: `.log`
+// (record batches exactly as produced, with baseOffset and
+// partitionLeaderEpoch stamped), `.index` (sparse 8-byte relOffset/position
+// entries, one per log.index.interval.bytes), `.timeindex` (12-byte
+// timestamp/relOffset entries), plus `leader-epoch-checkpoint` and
+// `partition.metadata`.
 //
 // Invariants:
 //   - Offsets strictly increase through a log; segments are ascending by

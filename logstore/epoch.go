@@ -13,80 +13,135 @@ type EpochEntry struct {
 	StartOffset int64
 }
 
-// epochCache is Kafka's LeaderEpochFileCache without the file: entries
-// ascending in both epoch and start offset (reference §4.8). The owning log
-// persists it; its lock guards it.
-type epochCache struct {
+// UndefinedEpoch and UndefinedEpochOffset are OffsetForLeaderEpoch's
+// "unknown" answers (OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH and
+// UNDEFINED_EPOCH_OFFSET).
+const (
+	UndefinedEpoch       int32 = -1
+	UndefinedEpochOffset int64 = -1
+)
+
+// EpochCache is Kafka's LeaderEpochFileCache without the file: for each
+// leader epoch, the first offset written in it. A log keeps one and writes
+// it to leader-epoch-checkpoint under the log's lock; the replication rules
+// (package replica) build one from Log.LeaderEpochEntries to decide
+// truncation and divergence without IO. The zero value is an empty cache.
+//
+// Invariant: entries ascend strictly in both epoch and start offset; Assign
+// keeps it by removing every entry that would contradict the new one.
+type EpochCache struct {
 	entries []EpochEntry
 }
 
-func (c *epochCache) latest() (EpochEntry, bool) {
+// NewEpochCache returns a cache holding a copy of entries, which must
+// already ascend (they come from a leader-epoch-checkpoint or from
+// Log.LeaderEpochEntries).
+func NewEpochCache(entries []EpochEntry) *EpochCache {
+	return &EpochCache{entries: append([]EpochEntry(nil), entries...)}
+}
+
+// Entries returns a copy of the entries, ascending.
+func (c *EpochCache) Entries() []EpochEntry {
+	return append([]EpochEntry(nil), c.entries...)
+}
+
+// Latest is the newest entry; false when the cache is empty.
+func (c *EpochCache) Latest() (EpochEntry, bool) {
 	if len(c.entries) == 0 {
 		return EpochEntry{}, false
 	}
 	return c.entries[len(c.entries)-1], true
 }
 
-// assign records that epoch starts at start; it reports whether the cache
-// changed. An entry that contradicts the new one (an epoch >= it, or a start
-// >= it) is removed, as Kafka does, so entries stay ascending in both.
-func (c *epochCache) assign(epoch int32, start int64) bool {
-	if epoch < 0 || start < 0 {
+// LatestEpoch is the newest epoch, UndefinedEpoch when the cache is empty.
+func (c *EpochCache) LatestEpoch() int32 {
+	if l, ok := c.Latest(); ok {
+		return l.Epoch
+	}
+	return UndefinedEpoch
+}
+
+// PreviousEpoch is the epoch before the latest, UndefinedEpoch if none.
+func (c *EpochCache) PreviousEpoch() int32 {
+	if len(c.entries) < 2 {
+		return UndefinedEpoch
+	}
+	return c.entries[len(c.entries)-2].Epoch
+}
+
+// Assign records that epoch starts at startOffset and reports whether the
+// cache changed. As LeaderEpochFileCache.assign in 3.9: the same epoch at a
+// later offset is ignored (the epoch's start never moves forward); anything
+// else removes every entry with an epoch >= epoch or a start >= startOffset
+// before adding, so a message epoch going backwards truncates the newer
+// epochs instead of breaking monotonicity. Negative values are rejected
+// (Kafka throws), reported as no change.
+func (c *EpochCache) Assign(epoch int32, startOffset int64) bool {
+	if epoch < 0 || startOffset < 0 {
 		return false
 	}
-	if l, ok := c.latest(); ok && l.Epoch == epoch && start >= l.StartOffset {
+	if l, ok := c.Latest(); ok && l.Epoch == epoch && startOffset >= l.StartOffset {
 		return false
 	}
-	kept := c.entries[:0]
-	for _, e := range c.entries {
-		if e.Epoch < epoch && e.StartOffset < start {
-			kept = append(kept, e)
-		}
+	n := len(c.entries)
+	for n > 0 && (c.entries[n-1].Epoch >= epoch || c.entries[n-1].StartOffset >= startOffset) {
+		n--
 	}
-	c.entries = append(kept, EpochEntry{Epoch: epoch, StartOffset: start})
+	c.entries = append(c.entries[:n], EpochEntry{Epoch: epoch, StartOffset: startOffset})
 	return true
 }
 
 // assignFromBatch adds an entry for a batch whose leader epoch is newer
 // than the latest one (Kafka's Log.append, and recovery's rebuild); it
 // reports whether the cache changed.
-func (c *epochCache) assignFromBatch(h *BatchHeader) bool {
+func (c *EpochCache) assignFromBatch(h *BatchHeader) bool {
 	if h.PartitionLeaderEpoch < 0 {
 		return false
 	}
-	if e, ok := c.latest(); ok && e.Epoch >= h.PartitionLeaderEpoch {
+	if e, ok := c.Latest(); ok && e.Epoch >= h.PartitionLeaderEpoch {
 		return false
 	}
-	return c.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+	return c.Assign(h.PartitionLeaderEpoch, h.BaseOffset)
 }
 
-// endOffsetFor follows LeaderEpochFileCache.endOffsetFor.
-func (c *epochCache) endOffsetFor(requested int32, logEndOffset int64) (int32, int64) {
-	l, ok := c.latest()
+// EndOffsetFor answers OffsetForLeaderEpoch for requested, as
+// LeaderEpochFileCache.endOffsetFor:
+//   - requested undefined (any negative epoch: none is ever assigned), or
+//     the cache empty → undefined;
+//   - requested is the latest epoch → (requested, logEndOffset);
+//   - requested above every epoch → undefined;
+//   - requested below every epoch → (requested, first start offset): the
+//     asker's epoch is older than anything we have, so it must truncate to
+//     where our history begins;
+//   - else (largest epoch <= requested, start of the next higher epoch).
+func (c *EpochCache) EndOffsetFor(requested int32, logEndOffset int64) (epoch int32, endOffset int64) {
+	l, ok := c.Latest()
 	switch {
 	case requested < 0 || !ok:
-		return -1, -1
+		return UndefinedEpoch, UndefinedEpochOffset
 	case requested == l.Epoch:
 		return requested, logEndOffset
 	case requested > l.Epoch:
-		return -1, -1
+		return UndefinedEpoch, UndefinedEpochOffset
 	}
-	// The first entry above requested exists because requested < latest.
+	// requested < latest, so a higher entry exists.
 	i := 0
-	for i < len(c.entries) && c.entries[i].Epoch <= requested {
+	for c.entries[i].Epoch <= requested {
 		i++
 	}
 	if i == 0 {
-		// Older than anything we have: the caller truncates to our first
-		// start offset.
 		return requested, c.entries[0].StartOffset
 	}
 	return c.entries[i-1].Epoch, c.entries[i].StartOffset
 }
 
-// truncateFromEnd drops entries starting at or after endOffset (the log was
-// truncated there).
-func (c *epochCache) truncateFromEnd(endOffset int64) bool {
+// TruncateFromEnd follows a log truncation to endOffset: entries starting at
+// or after it describe records that no longer exist. An undefined (negative)
+// offset changes nothing, as in Kafka.
+func (c *EpochCache) TruncateFromEnd(endOffset int64) bool {
+	if endOffset < 0 {
+		return false
+	}
 	n := len(c.entries)
 	for n > 0 && c.entries[n-1].StartOffset >= endOffset {
 		n--
@@ -96,9 +151,10 @@ func (c *epochCache) truncateFromEnd(endOffset int64) bool {
 	return changed
 }
 
-// truncateFromStart drops entries at or below startOffset but keeps the last
-// of them re-pointed to startOffset: that epoch still covers the new start.
-func (c *epochCache) truncateFromStart(startOffset int64) bool {
+// TruncateFromStart follows the log start moving to startOffset: entries at
+// or below it are dropped except the last, re-pointed to startOffset,
+// because that epoch still covers the first remaining record.
+func (c *EpochCache) TruncateFromStart(startOffset int64) bool {
 	i := 0
 	for i < len(c.entries) && c.entries[i].StartOffset <= startOffset {
 		i++
@@ -106,18 +162,13 @@ func (c *epochCache) truncateFromStart(startOffset int64) bool {
 	if i == 0 {
 		return false
 	}
-	last := c.entries[i-1]
-	if i == 1 && last.StartOffset == startOffset {
+	kept := c.entries[i-1]
+	if i == 1 && kept.StartOffset == startOffset {
 		return false
 	}
-	last.StartOffset = startOffset
-	rest := append([]EpochEntry{last}, c.entries[i:]...)
-	c.entries = rest
+	kept.StartOffset = startOffset
+	c.entries = append([]EpochEntry{kept}, c.entries[i:]...)
 	return true
-}
-
-func (c *epochCache) clone() []EpochEntry {
-	return append([]EpochEntry(nil), c.entries...)
 }
 
 func encodeEpochCheckpoint(entries []EpochEntry) []byte {

@@ -41,7 +41,7 @@ type FileLog struct {
 	segments       []*segment // ascending base offsets; the last is active
 	logStartOffset int64
 	recoveryPoint  int64
-	epochs         epochCache
+	epochs         EpochCache
 	closed         bool
 	highWatermark  int64 // bounds retention; MaxInt64 until the replica layer sets it
 	unflushed      int64 // records appended since the last flush
@@ -59,11 +59,10 @@ type FileLog struct {
 var (
 	_ Log                 = (*FileLog)(nil)
 	_ HighWatermarkSetter = (*FileLog)(nil)
-	_ HighWatermarkSetter = (*MemLog)(nil)
 )
 
 // OpenFileLog opens or creates the log in dir, recovering it as Kafka's
-// LogLoader does (reference §5.17).
+// LogLoader does.
 func OpenFileLog(dir string, cfg Config, opts FileLogOptions) (*FileLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -141,8 +140,9 @@ func (l *FileLog) Size() int64 {
 	return n
 }
 
-// firstSegmentBase is what decides whether log-start-offset-checkpoint
-// needs an entry for this log (reference §5.5).
+// firstSegmentBase is what decides whether log-start-offset-checkpoint needs
+// an entry for this log: Kafka writes one only for a log whose start is above
+// its first segment's base.
 func (l *FileLog) firstSegmentBase() int64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -181,22 +181,22 @@ func (l *FileLog) SegmentBaseOffsets() []int64 {
 func (l *FileLog) LeaderEpochEntries() []EpochEntry {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return l.epochs.clone()
+	return l.epochs.Entries()
 }
 
 func (l *FileLog) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return l.epochs.endOffsetFor(epoch, l.logEndOffset())
+	return l.epochs.EndOffsetFor(epoch, l.logEndOffset())
 }
 
 func (l *FileLog) AssignLeaderEpoch(epoch int32, startOffset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e, ok := l.epochs.latest(); ok && e.Epoch >= epoch {
+	if e, ok := l.epochs.Latest(); ok && e.Epoch >= epoch {
 		return nil
 	}
-	if !l.epochs.assign(epoch, startOffset) {
+	if !l.epochs.Assign(epoch, startOffset) {
 		return nil
 	}
 	return l.writeEpochs()

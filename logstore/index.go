@@ -12,7 +12,7 @@ const (
 	timeIndexEntrySize   = 12
 )
 
-// offsetIndex is a segment's `.index` file (reference §5.12): sparse
+// offsetIndex is a segment's `.index` file (OffsetIndex.java): sparse
 // entries (relative offset, position), kept in memory, where every lookup
 // is served, and written to the file, which is preallocated to its maximum
 // size while the segment is active and trimmed when it rolls or closes.
@@ -33,7 +33,7 @@ type offsetIndex struct {
 	written int
 }
 
-// timeIndex is a segment's `.timeindex` file (reference §5.13), written
+// timeIndex is a segment's `.timeindex` file (TimeIndex.java), written
 // like offsetIndex.
 type timeIndex struct {
 	f          *os.File

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// load is Kafka's LogLoader (reference §5.17): clean up temporary files,
+// load is Kafka's LogLoader (LogLoader.java): clean up temporary files,
 // open segments, recover what may be torn, then fix up the log start
 // offset, the epoch cache and the recovery point.
 func (l *FileLog) load(opts FileLogOptions) error {
@@ -106,8 +106,8 @@ func (l *FileLog) load(opts FileLogOptions) error {
 	if err := l.active().makeActive(); err != nil {
 		return err
 	}
-	l.epochs.truncateFromEnd(l.logEndOffset())
-	l.epochs.truncateFromStart(l.logStartOffset)
+	l.epochs.TruncateFromEnd(l.logEndOffset())
+	l.epochs.TruncateFromStart(l.logStartOffset)
 	if len(l.epochs.entries) > 0 || len(epochs) > 0 {
 		if err := l.writeEpochs(); err != nil {
 			return err

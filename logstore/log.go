@@ -8,8 +8,9 @@ import (
 
 // Log is one partition's log: an ordered sequence of magic-v2 record batches
 // with contiguous offsets starting at LogStartOffset. FileLog writes Kafka's
-// own on-disk format; MemLog is its in-memory twin for tests. Both pass the
-// same conformance suite (conformance_test.go).
+// own on-disk format; logstore's tests hold MemLog, an in-memory model of it
+// (memlog_test.go), and both pass the same conformance suite
+// (conformance_test.go).
 //
 // A Log is safe for concurrent use: appends are serialised inside the log,
 // reads never block appends for longer than it takes to snapshot the segment
@@ -136,7 +137,7 @@ type AppendInfo struct {
 // ReadResult is a view of log bytes: record batches, whole, in offset order.
 // For a FileLog it refers to ranges of segment files so that WriteTo can
 // hand them to the kernel (sendfile) without copying them through user
-// space; for a MemLog it holds bytes.
+// space; the test model's holds bytes.
 type ReadResult interface {
 	// Len is the number of bytes WriteTo will write.
 	Len() int

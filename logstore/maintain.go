@@ -64,7 +64,7 @@ func (l *FileLog) deleteLeadingSegments(n int) error {
 	l.segments = append(l.segments[:0:0], l.segments[n:]...)
 	if b := l.segments[0].baseOffset; b > l.logStartOffset {
 		l.logStartOffset = b
-		if l.epochs.truncateFromStart(b) {
+		if l.epochs.TruncateFromStart(b) {
 			errs = append(errs, l.writeEpochs())
 		}
 	}
@@ -85,7 +85,7 @@ func (l *FileLog) DeleteRecordsBefore(offset int64) error {
 	}
 	l.logStartOffset = offset
 	var errs []error
-	if l.epochs.truncateFromStart(offset) {
+	if l.epochs.TruncateFromStart(offset) {
 		errs = append(errs, l.writeEpochs())
 	}
 	n := 0
@@ -126,7 +126,7 @@ func (l *FileLog) TruncateTo(offset int64) error {
 	}
 	leo := l.logEndOffset()
 	l.recoveryPoint = min(l.recoveryPoint, leo)
-	if l.epochs.truncateFromEnd(leo) {
+	if l.epochs.TruncateFromEnd(leo) {
 		return l.writeEpochs()
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 )
 
 // Checkpoint writes recovery-point-offset-checkpoint and
-// log-start-offset-checkpoint in every dir (reference §5.4, §5.5).
+// log-start-offset-checkpoint in every dir (Kafka's LogManager checkpoints).
 func (m *Manager) Checkpoint() error {
 	all := m.All()
 	var errs []error

@@ -228,35 +228,6 @@ func TestCheckpointFormat(t *testing.T) {
 	}
 }
 
-func TestEpochCacheRules(t *testing.T) {
-	// Examples from LeaderEpochFileCacheTest (reference §4.8).
-	c := epochCache{entries: []EpochEntry{{5, 11}, {6, 12}, {7, 13}}}
-	if e, o := c.endOffsetFor(4, 100); e != 4 || o != 11 {
-		t.Fatalf("ask 4: %d %d", e, o)
-	}
-	c = epochCache{entries: []EpochEntry{{0, 10}, {2, 13}, {4, 17}}}
-	if e, o := c.endOffsetFor(1, 100); e != 0 || o != 13 {
-		t.Fatalf("ask 1: %d %d", e, o)
-	}
-	if e, o := c.endOffsetFor(3, 100); e != 2 || o != 17 {
-		t.Fatalf("ask 3: %d %d", e, o)
-	}
-	c = epochCache{entries: []EpochEntry{{2, 100}}}
-	if e, o := c.endOffsetFor(3, 200); e != -1 || o != -1 {
-		t.Fatalf("ask 3 of {2:100}: %d %d", e, o)
-	}
-	// assign removes contradicting entries.
-	c = epochCache{entries: []EpochEntry{{1, 0}, {2, 10}, {3, 20}}}
-	c.assign(2, 5)
-	if len(c.entries) != 2 || c.entries[1] != (EpochEntry{2, 5}) {
-		t.Fatalf("assign: %v", c.entries)
-	}
-	c.truncateFromStart(7)
-	if c.entries[0] != (EpochEntry{2, 7}) || len(c.entries) != 1 {
-		t.Fatalf("truncateFromStart: %v", c.entries)
-	}
-}
-
 func TestManagerSetMeta(t *testing.T) {
 	d := t.TempDir()
 	m := openMgr(t, []string{d}, ManagerOptions{})

@@ -25,7 +25,7 @@ const (
 )
 
 // MetaProperties is a log dir's meta.properties in the ZooKeeper-mode
-// version 0 form (reference §5.9).
+// version 0 form (MetaProperties.java).
 type MetaProperties struct {
 	BrokerID  int32
 	ClusterID string
@@ -109,7 +109,8 @@ func ParseUUID(s string) ([16]byte, error) {
 	return u, nil
 }
 
-// writePartitionMetadata writes partition.metadata (reference §5.8).
+// writePartitionMetadata writes partition.metadata
+// (PartitionMetadataFile.java).
 func writePartitionMetadata(dir string, topicID [16]byte) error {
 	// Byte for byte what Kafka writes: no newline after the id.
 	data := fmt.Sprintf("version: 0\ntopic_id: %s", UUIDString(topicID))

@@ -3,7 +3,7 @@ package logstore
 import "strings"
 
 // segmentInfo is what the retention rules look at, shared by FileLog and
-// MemLog so both delete the same segments.
+// the test model MemLog so both delete the same segments.
 type segmentInfo struct {
 	baseOffset   int64
 	size         int64
@@ -59,10 +59,10 @@ func deletableSegments(segs []segmentInfo, cfg Config, nowMs, logStartOffset, lo
 
 func isCompacted(cfg Config) bool { return strings.Contains(cfg.CleanupPolicy, "compact") }
 
-// HighWatermarkSetter is implemented by FileLog and MemLog. The replica
-// layer calls it as the high watermark moves so that retention, like
-// Kafka's, only deletes segments below it. Until it is called, retention
-// is not bounded.
+// HighWatermarkSetter is implemented by FileLog (and the test MemLog). The
+// replica layer calls it as the high watermark moves so that retention, like
+// Kafka's, only deletes segments below it. Until it is called, retention is
+// not bounded.
 type HighWatermarkSetter interface {
 	SetHighWatermark(hw int64)
 }

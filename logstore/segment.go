@@ -168,10 +168,11 @@ func (s *segment) indexBatch(h *BatchHeader, pos int64, indexInterval int64) {
 	s.nextOffset = last + 1
 }
 
-// recover re-reads the segment from its start, validating every batch
-// (size, CRC, offsets) and rebuilding both indexes (reference §5.17). At the
-// first invalid batch the log is truncated there; truncated reports whether
-// that happened. onBatch sees every valid batch (epoch cache rebuild).
+// recover re-reads the segment from its start, validating every batch (size,
+// CRC, offsets) and rebuilding both indexes, as LogSegment.recover does. At
+// the first invalid batch the log is truncated there; truncated reports
+// whether that happened. onBatch sees every valid batch (epoch cache
+// rebuild).
 func (s *segment) recover(indexInterval int64, onBatch func(h *BatchHeader)) (truncated bool, err error) {
 	st, err := s.log.Stat()
 	if err != nil {

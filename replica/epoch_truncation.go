@@ -1,5 +1,7 @@
 package replica
 
+import "github.com/kbroker/kbroker/logstore"
+
 // Truncation is a follower's decision after the leader told it where an
 // epoch ends (OffsetForLeaderEpoch answer, or a Fetch v12+ DivergingEpoch).
 type Truncation struct {
@@ -7,20 +9,21 @@ type Truncation struct {
 	// TruncateFromEnd). It is never above the follower's LEO; equal to it
 	// means nothing is cut. It may be below the HW (Kafka logs a warning).
 	Offset int64
-	// Completed is false when the leader answered with an epoch the
-	// follower never had: the follower cut back to the end of its own
-	// largest epoch below it and must ask again with its new latest epoch
-	// (KIP-279, reference §4.4). With truncation on fetch (Fetch v12+) the
-	// next fetch's diverging-epoch check plays the same role.
+	// Completed is false when the leader answered with an epoch the follower
+	// never had: the follower cut back to the end of its own largest epoch
+	// below it and must ask again with its new latest epoch (KIP-279). With
+	// truncation on fetch (Fetch v12+) the next fetch's diverging-epoch check
+	// plays the same role.
 	Completed bool
 }
 
 // OffsetTruncation is AbstractFetcherThread.getOffsetTruncationState
-// (reference §4.4): what a follower whose log ends at logEndOffset and whose
-// epoch cache is cache does with the leader's answer. initialFetchOffset is
-// the offset the follower would fetch from without epoch information (its
-// HW in the truncating state, its fetch offset on a diverging fetch).
-func OffsetTruncation(cache *EpochCache, logEndOffset, initialFetchOffset int64, leader EpochEndOffset) Truncation {
+// (KIP-101, KIP-279): what a follower whose log ends at logEndOffset and
+// whose epoch cache is cache does with the leader's answer.
+// initialFetchOffset is the offset the follower would fetch from without
+// epoch information (its HW in the truncating state, its fetch offset on a
+// diverging fetch).
+func OffsetTruncation(cache *logstore.EpochCache, logEndOffset, initialFetchOffset int64, leader EpochEndOffset) Truncation {
 	switch {
 	case leader.EndOffset == UndefinedEpochOffset:
 		// The leader has no epoch information (old message format): the
@@ -30,7 +33,7 @@ func OffsetTruncation(cache *EpochCache, logEndOffset, initialFetchOffset int64,
 		// A v0 answer (IBP < 2.0) carries an offset but no epoch.
 		return Truncation{Offset: min(leader.EndOffset, logEndOffset), Completed: true}
 	}
-	own := cache.EndOffsetFor(leader.LeaderEpoch, logEndOffset)
+	own := endOffsetFor(cache, leader.LeaderEpoch, logEndOffset)
 	switch {
 	case own.EndOffset == UndefinedEpochOffset:
 		// We were not tracking epochs then; the leader answered with an
@@ -47,7 +50,7 @@ func OffsetTruncation(cache *EpochCache, logEndOffset, initialFetchOffset int64,
 }
 
 // FetchEpochCheck is the leader's verdict on a Fetch v12+ partition's
-// LastFetchedEpoch (Partition.readRecords, reference §4.5).
+// LastFetchedEpoch (Partition.readRecords, KIP-320).
 type FetchEpochCheck int
 
 const (
@@ -64,17 +67,17 @@ const (
 // epoch is lastFetchedEpoch, against the leader's cache and log bounds. The
 // returned EpochEndOffset is the DivergingEpoch to send when diverging. A
 // negative lastFetchedEpoch means the field was absent: no check.
-func CheckLastFetchedEpoch(cache *EpochCache, logStartOffset, logEndOffset int64, lastFetchedEpoch int32, fetchOffset int64) (FetchEpochCheck, EpochEndOffset) {
+func CheckLastFetchedEpoch(cache *logstore.EpochCache, logStartOffset, logEndOffset int64, lastFetchedEpoch int32, fetchOffset int64) (FetchEpochCheck, EpochEndOffset) {
 	if lastFetchedEpoch < 0 {
 		return FetchEpochOK, EpochEndOffset{}
 	}
-	end := cache.EndOffsetFor(lastFetchedEpoch, logEndOffset)
+	end := endOffsetFor(cache, lastFetchedEpoch, logEndOffset)
 	return checkEpochEnd(end, logStartOffset, lastFetchedEpoch, fetchOffset), end
 }
 
 // checkEpochEnd is CheckLastFetchedEpoch once the leader's epoch cache has
 // said where lastFetchedEpoch ends: the live leader asks its log's cache
-// rather than building an EpochCache per fetch.
+// rather than building an epoch cache per fetch.
 func checkEpochEnd(end EpochEndOffset, logStartOffset int64, lastFetchedEpoch int32, fetchOffset int64) FetchEpochCheck {
 	switch {
 	case end.LeaderEpoch == UndefinedEpoch || end.EndOffset == UndefinedEpochOffset:

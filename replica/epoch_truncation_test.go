@@ -6,20 +6,20 @@ import (
 	"github.com/kbroker/kbroker/logstore"
 )
 
-func cacheOf(pairs ...int64) *EpochCache {
-	c := NewEpochCache(nil)
+func cacheOf(pairs ...int64) *logstore.EpochCache {
+	c := logstore.NewEpochCache(nil)
 	for i := 0; i+1 < len(pairs); i += 2 {
 		c.Assign(int32(pairs[i]), pairs[i+1])
 	}
 	return c
 }
 
-// Each case of getOffsetTruncationState (reference §4.4), named after
-// ReplicaFetcherThreadTest / AbstractFetcherThreadTest.
+// Each case of getOffsetTruncationState, named after ReplicaFetcherThreadTest
+// / AbstractFetcherThreadTest.
 func TestOffsetTruncation(t *testing.T) {
 	cases := []struct {
 		name       string
-		cache      *EpochCache
+		cache      *logstore.EpochCache
 		leo, hw    int64
 		leader     EpochEndOffset
 		want       Truncation
@@ -110,23 +110,23 @@ func TestLastFetchedOffsetValidation(t *testing.T) {
 	})
 }
 
-// PartitionTest.testMakeLeaderUpdatesEpochCache / S5 (KAFKA-7415): a broker
+// PartitionTest.testMakeLeaderUpdatesEpochCache (KAFKA-7415): a broker
 // that becomes leader in epoch 8 over a log with LEO 4 answers
 // OffsetForLeaderEpoch(8) with (8, 4) before writing anything.
 func TestMakeLeaderUpdatesEpochCache(t *testing.T) {
-	cache := NewEpochCache([]logstore.EpochEntry{{Epoch: 0, StartOffset: 0}, {Epoch: 2, StartOffset: 2}})
+	cache := logstore.NewEpochCache([]logstore.EpochEntry{{Epoch: 0, StartOffset: 0}, {Epoch: 2, StartOffset: 2}})
 	s := NewLeaderState(1, LeaderConfig{}, 0, 4)
 	res := s.BecomeLeader(LeaderAndIsr{Leader: 1, LeaderEpoch: 8, Isr: []int32{1, 2}, Replicas: []int32{1, 2}}, 4, ms(0))
 	if !res.Applied || !res.NewLeaderEpoch || res.EpochStartOffset != 4 {
 		t.Fatalf("BecomeLeader = %+v", res)
 	}
 	cache.Assign(s.LeaderEpoch(), res.EpochStartOffset)
-	if got := cache.EndOffsetFor(8, 4); got != (EpochEndOffset{8, 4}) {
+	if got := endOffsetFor(cache, 8, 4); got != (EpochEndOffset{8, 4}) {
 		t.Fatalf("EndOffsetFor(8) = %+v, want {8 4}", got)
 	}
 	// Without the election-time entry the answer would be undefined and
 	// the follower would fall back to HW truncation.
-	if got := cache.EndOffsetFor(2, 4); got != (EpochEndOffset{2, 4}) {
+	if got := endOffsetFor(cache, 2, 4); got != (EpochEndOffset{2, 4}) {
 		t.Fatalf("EndOffsetFor(2) = %+v, want {2 4}", got)
 	}
 }

@@ -23,13 +23,14 @@ func (k IsrChangeKind) String() string {
 	return "unknown"
 }
 
-// IsrChange is a leader-made ISR change to persist (reference §3.5): the
-// owner writes {leader: LocalID, leader_epoch: LeaderEpoch, isr: Isr,
-// controller_epoch: ControllerEpoch} to the partition's state znode with
-// expected version PartitionEpoch, then calls CompleteIsrChange (success,
-// with the znode's new version) or FailIsrChange (version conflict or no
-// node). The leader epoch is unchanged: only controller-made changes bump
-// it.
+// IsrChange is a leader-made ISR change to persist
+// (Partition.prepareIsrShrink / prepareIsrExpand and
+// ZkAlterPartitionManager): the owner writes {leader: LocalID, leader_epoch:
+// LeaderEpoch, isr: Isr, controller_epoch: ControllerEpoch} to the
+// partition's state znode with expected version PartitionEpoch, then calls
+// CompleteIsrChange (success, with the znode's new version) or FailIsrChange
+// (version conflict or no node). The leader epoch is unchanged: only
+// controller-made changes bump it.
 type IsrChange struct {
 	Kind            IsrChangeKind
 	Isr             []int32 // the proposed ISR
@@ -45,11 +46,11 @@ func (c IsrChange) clone() IsrChange {
 	return c
 }
 
-// MaybeShrinkIsr is the isr-expiration task's check (maybeShrinkIsr,
-// reference §3.3), run every replica.lag.time.max.ms / 2: every ISR follower
-// that is not caught up (LEO below the leader's and last caught up more
-// than the lag time ago) is proposed for removal. The leader never removes
-// itself. Nothing is proposed while another ISR change is in flight,
+// MaybeShrinkIsr is the isr-expiration task's check
+// (Partition.maybeShrinkIsr), run every replica.lag.time.max.ms / 2: every
+// ISR follower that is not caught up (LEO below the leader's and last caught
+// up more than the lag time ago) is proposed for removal. The leader never
+// removes itself. Nothing is proposed while another ISR change is in flight,
 // including one whose write failed (3.9 waits for the next LeaderAndIsr).
 func (s *LeaderState) MaybeShrinkIsr(now time.Time) *IsrChange {
 	if !s.isLeader || s.pending != nil {
@@ -72,12 +73,12 @@ func (s *LeaderState) MaybeShrinkIsr(now time.Time) *IsrChange {
 	return s.propose(IsrShrink, newIsr, out)
 }
 
-// MaybeExpandIsr is maybeExpandIsr (reference §3.4), run after each
-// follower fetch: a follower outside the ISR joins when it is eligible (its
-// broker alive), its LEO reached the leader's HW (not LEO: lag time is
-// deliberately not checked on the way in), and it holds everything from
-// earlier epochs (LEO >= the leader-epoch start offset), so that it cannot
-// become leader while missing committed data.
+// MaybeExpandIsr is Partition.maybeExpandIsr, run after each follower fetch:
+// a follower outside the ISR joins when it is eligible (its broker alive),
+// its LEO reached the leader's HW (not LEO: lag time is deliberately not
+// checked on the way in), and it holds everything from earlier epochs (LEO >=
+// the leader-epoch start offset), so that it cannot become leader while
+// missing committed data.
 func (s *LeaderState) MaybeExpandIsr(replicaID int32) *IsrChange {
 	if !s.isLeader || s.pending != nil || slices.Contains(s.isr, replicaID) || !s.isIsrEligible(replicaID) {
 		return nil
@@ -106,10 +107,10 @@ func (s *LeaderState) propose(kind IsrChangeKind, isr, changed []int32) *IsrChan
 
 // CompleteIsrChange applies an ISR change whose conditional znode write
 // succeeded with newPartitionEpoch as the znode's new version (a BADVERSION
-// whose read-back equals the proposed data counts as success, §3.5). A
-// shrink may let the HW advance. It reports false for a change that is not
-// the one in flight (a LeaderAndIsr replaced it meanwhile): then nothing
-// changes.
+// whose read-back equals the proposed data counts as success: it was our own
+// write whose reply was lost). A shrink may let the HW advance. It reports
+// false for a change that is not the one in flight (a LeaderAndIsr replaced
+// it meanwhile): then nothing changes.
 func (s *LeaderState) CompleteIsrChange(c IsrChange, newPartitionEpoch int32, now time.Time) (applied, highWatermarkMoved bool) {
 	if !s.isPending(c) {
 		return false, false
@@ -120,11 +121,13 @@ func (s *LeaderState) CompleteIsrChange(c IsrChange, newPartitionEpoch int32, no
 	return true, s.MaybeIncrementHighWatermark(now)
 }
 
-// FailIsrChange records that the write failed (BADVERSION with other data,
-// or NONODE). As in 3.9 the committed ISR is unchanged and the change stays
-// in flight: no further ISR change is attempted until the controller's next
-// LeaderAndIsr, which carries the newer state (§3.5, §9.8). The leader never
-// re-reads the znode itself.
+// FailIsrChange records that the write failed (BADVERSION with other data, or
+// NONODE). As in 3.9 the committed ISR is unchanged and the change stays in
+// flight: no further ISR change is attempted until the controller's next
+// LeaderAndIsr, which carries the newer state. Kafka 3.9 in ZooKeeper mode
+// does not retry or clear the pending change on such a failure: only a
+// LeaderAndIsr ends it, so we do the same. The leader never re-reads the
+// znode itself.
 func (s *LeaderState) FailIsrChange(c IsrChange) bool {
 	if !s.isPending(c) {
 		return false

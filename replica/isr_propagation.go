@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Kafka's hard-coded ISR change propagation timing (reference §3.6,
-// ZkAlterPartitionManager.DefaultIsrPropagationConfig).
+// Kafka's hard-coded ISR change propagation timing
+// (ZkAlterPartitionManager.DefaultIsrPropagationConfig).
 const (
 	IsrChangePropagationInterval = 2500 * time.Millisecond
 	IsrChangePropagationBlackOut = 5000 * time.Millisecond
@@ -22,7 +22,7 @@ type TopicPartition struct {
 
 // IsrChangePropagation batches the partitions whose ISR this broker changed
 // into /isr_change_notification/isr_change_ nodes (isrChangeSet and the
-// isr-change-propagation task, reference §3.6). Only the notification is
+// isr-change-propagation task of ReplicaManager). Only the notification is
 // delayed: the state znode was written when the change was made.
 //
 // The owner calls Due every IsrChangePropagationInterval, first at start-up,

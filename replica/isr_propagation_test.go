@@ -5,10 +5,11 @@ import (
 	"testing"
 )
 
-// The isr-change-propagation rule (reference §3.6, §9.1): run every
-// 2500 ms from start-up; announce when the set is non-empty and the last
-// change is more than 5 s old or the last announcement more than 60 s old,
-// comparisons strict, timers starting at the broker's start.
+// The isr-change-propagation rule (ReplicaManager.maybePropagateIsrChanges
+// with ZkAlterPartitionManager's constants): run every 2500 ms from start-up;
+// announce when the set is non-empty and the last change is more than 5 s old
+// or the last announcement more than 60 s old, comparisons strict, timers
+// starting at the broker's start.
 func TestIsrChangePropagation(t *testing.T) {
 	tpA := TopicPartition{"a", 0}
 	tpB := TopicPartition{"b", 1}

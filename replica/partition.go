@@ -92,7 +92,8 @@ func (p *Partition) Status() Status {
 }
 
 // IsrWriter writes a leader-made ISR change to the partition's state znode,
-// conditional on its version (reference §3.5), and records it for
+// conditional on its version (so that a concurrent controller write wins),
+// and records it for
 // /isr_change_notification.
 type IsrWriter interface {
 	WriteIsr(topic string, partition int32, leader int32, c IsrChange) (newPartitionEpoch int32, err error)
@@ -107,7 +108,8 @@ func New(topic string, index int32, topicID [16]byte, log logstore.Log, hw int64
 		opts.Now = time.Now
 	}
 	leo := log.LogEndOffset()
-	// The checkpointed HW is clamped to the log (reference §5.3).
+	// The checkpointed HW is clamped to the log: the log may have lost its
+	// tail in a crash after the checkpoint was written.
 	hw = min(max(hw, log.LogStartOffset()), leo)
 	return &Partition{
 		Topic:         topic,

@@ -1,8 +1,9 @@
 package replica
 
-// The live side of leader-made ISR changes (reference §3.3–§3.5): the
-// state machine proposes, Partition writes the state znode through the
-// IsrWriter outside its lock, then reports the outcome back.
+// The live side of leader-made ISR changes (Partition.maybeShrinkIsr /
+// maybeExpandIsr and their ZooKeeper write): the state machine proposes,
+// Partition writes the state znode through the IsrWriter outside its lock,
+// then reports the outcome back.
 
 // UpdateFollowerFetch records a fetch from follower replicaID served by
 // this leader: fetchOffset is the follower's LEO, leaderLogEndOffset the

@@ -7,11 +7,11 @@ import (
 )
 
 // Both sides of follower fetching on the live partition: the leader
-// serving a follower's Fetch (reference §3.2, §4.5) and the follower
-// applying what it fetched (§4.3).
+// serving a follower's Fetch (Partition.fetchRecords) and the follower
+// applying what it fetched (ReplicaFetcherThread.processPartitionData).
 
 // DivergingEpoch is what a leader answers instead of records when a
-// follower's last fetched epoch shows its log diverged (Fetch v12+, §4.5):
+// follower's last fetched epoch shows its log diverged (Fetch v12+, KIP-320):
 // the follower truncates to EndOffset (or below) and fetches again.
 type DivergingEpoch struct {
 	Epoch     int32
@@ -85,7 +85,8 @@ func (p *Partition) AppendAsFollower(batches []logstore.Batch) (logstore.AppendI
 }
 
 // SetLeaderHighWatermark applies the HW a fetch response carried: the
-// follower's HW is min(its LEO, the leader's HW) (SPEC 2).
+// follower's HW is min(its LEO, the leader's HW): it cannot vouch for
+// records it does not hold.
 func (p *Partition) SetLeaderHighWatermark(hw int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/logstore/logtest"
 )
 
 func appendOne(t *testing.T, p *Partition, n int) {
@@ -22,7 +23,7 @@ func appendOne(t *testing.T, p *Partition, n int) {
 }
 
 func TestAppendAdvancesHighWatermarkAndWakes(t *testing.T) {
-	p := NewLeader("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 3)
+	p := NewLeader("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 3)
 	changed := p.Changed()
 	appendOne(t, p, 4)
 	select {
@@ -45,7 +46,7 @@ func TestAppendAdvancesHighWatermarkAndWakes(t *testing.T) {
 }
 
 func TestCheckLeaderEpoch(t *testing.T) {
-	p := NewLeader("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 5)
+	p := NewLeader("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 5)
 	for _, c := range []struct {
 		epoch int32
 		want  error
@@ -57,7 +58,7 @@ func TestCheckLeaderEpoch(t *testing.T) {
 }
 
 func TestDeleteRecordsBefore(t *testing.T) {
-	p := NewLeader("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0)
+	p := NewLeader("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0)
 	for i := 0; i < 3; i++ {
 		appendOne(t, p, 2)
 	}
@@ -76,7 +77,7 @@ func TestDeleteRecordsBefore(t *testing.T) {
 }
 
 func TestAttachedIsCreatedOnce(t *testing.T) {
-	p := NewLeader("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0)
+	p := NewLeader("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0)
 	calls := 0
 	init := func() any { calls++; return new(int) }
 	a, b := p.Attached(init), p.Attached(init)
@@ -88,8 +89,8 @@ func TestAttachedIsCreatedOnce(t *testing.T) {
 // One watch channel hears every partition it is registered with, without
 // blocking the appender when nobody drains it, and nothing after Unwatch.
 func TestWatchPokesWithoutBlocking(t *testing.T) {
-	a := NewLeader("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0)
-	b := NewLeader("t", 1, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0)
+	a := NewLeader("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0)
+	b := NewLeader("t", 1, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0)
 	wake := make(chan struct{}, 1)
 	a.Watch(wake)
 	b.Watch(wake)
@@ -116,9 +117,9 @@ func TestWatchPokesWithoutBlocking(t *testing.T) {
 }
 
 // A follower's last fetched epoch decides between records, a diverging
-// epoch and OFFSET_OUT_OF_RANGE (Fetch v12+, reference §4.5).
+// epoch and OFFSET_OUT_OF_RANGE (Fetch v12+, KIP-320).
 func TestReadForFollowerChecksLastFetchedEpoch(t *testing.T) {
-	p := New("t", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0, Options{MinInsyncReplicas: 1})
+	p := New("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0, Options{MinInsyncReplicas: 1})
 	if !p.BecomeLeader(LeaderAndIsr{Leader: 0, LeaderEpoch: 3, Isr: []int32{0, 1}, Replicas: []int32{0, 1}}) {
 		t.Fatal("BecomeLeader not applied")
 	}

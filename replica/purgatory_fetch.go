@@ -1,6 +1,10 @@
 package replica
 
-import "time"
+import (
+	"time"
+
+	"github.com/kbroker/kbroker/logstore"
+)
 
 // FetchWaitPartition is one partition of a parked fetch, as requested.
 type FetchWaitPartition struct {
@@ -33,7 +37,7 @@ type FetchWaitState struct {
 	// Cache and LogEndOffset are the leader's, for the LastFetchedEpoch
 	// check (case H: the leader truncated while the fetch waited); Cache
 	// nil skips it.
-	Cache        *EpochCache
+	Cache        *logstore.EpochCache
 	LogEndOffset int64
 }
 
@@ -49,12 +53,12 @@ const (
 	FetchTimedOut                                 // max_wait_ms elapsed
 )
 
-// DelayedFetch is a parked fetch (reference §3.10): it completes early when
-// any partition is gone, the leader's log was truncated below the fetch
-// offset or the fetch is on an older segment, a diverging epoch appeared,
-// or the readable bytes (each partition capped at its max bytes) reach
-// MinBytes; otherwise at its deadline (max_wait_ms), answering with
-// whatever is there.
+// DelayedFetch is a parked fetch (Kafka's DelayedFetch.tryComplete): it
+// completes early when any partition is gone, the leader's log was truncated
+// below the fetch offset or the fetch is on an older segment, a diverging
+// epoch appeared, or the readable bytes (each partition capped at its max
+// bytes) reach MinBytes; otherwise at its deadline (max_wait_ms), answering
+// with whatever is there.
 type DelayedFetch struct {
 	MinBytes   int64
 	Deadline   time.Time
@@ -78,7 +82,7 @@ func (d *DelayedFetch) TryComplete(state func(TopicPartition) FetchWaitState, no
 			accumulated += min(st.BytesAvailable, p.MaxBytes)
 		}
 		if st.Cache != nil && p.LastFetchedEpoch >= 0 {
-			end := st.Cache.EndOffsetFor(p.LastFetchedEpoch, st.LogEndOffset)
+			end := endOffsetFor(st.Cache, p.LastFetchedEpoch, st.LogEndOffset)
 			if end.LeaderEpoch == UndefinedEpoch || end.EndOffset == UndefinedEpochOffset ||
 				end.LeaderEpoch < p.LastFetchedEpoch || end.EndOffset < p.FetchOffset {
 				return FetchDiverged

@@ -7,7 +7,8 @@ import (
 )
 
 // CheckProduceBeforeAppend is the acks and min.insync.replicas check made
-// before a produce touches the log (reference §3.9). Only acks=-1 writes
+// before a produce touches the log (Partition.appendRecordsToLeader).
+// Only acks=-1 writes
 // are refused for a small ISR, and then nothing is appended. It returns nil
 // when the append may proceed.
 func (s *LeaderState) CheckProduceBeforeAppend(acks int16) error {
@@ -40,8 +41,8 @@ type ProduceWaitOutcome struct {
 }
 
 // CheckDelayedProduce decides one partition of a DelayedProduce
-// (Partition.checkEnoughReplicasReachOffset and DelayedProduce, reference
-// §3.9): requiredOffset is the last appended offset + 1. The partition is
+// (Partition.checkEnoughReplicasReachOffset and DelayedProduce):
+// requiredOffset is the last appended offset + 1. The partition is
 // done when it is gone, when this broker no longer leads it
 // (NOT_LEADER_OR_FOLLOWER), or when the HW reached requiredOffset — NONE
 // if the maximal ISR still has the effective min ISR, else

@@ -7,10 +7,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// DelayedProduce completion (reference §3.9): HW >= required offset with
-// enough replicas → NONE; HW passed but the ISR shrank below min →
-// NOT_ENOUGH_REPLICAS_AFTER_APPEND; leadership lost → NOT_LEADER_OR_FOLLOWER;
-// deadline → REQUEST_TIMED_OUT.
+// DelayedProduce completion (DelayedProduce.tryComplete): HW >= required
+// offset with enough replicas → NONE; HW passed but the ISR shrank below min
+// → NOT_ENOUGH_REPLICAS_AFTER_APPEND; leadership lost →
+// NOT_LEADER_OR_FOLLOWER; deadline → REQUEST_TIMED_OUT.
 func TestDelayedProduceCompletion(t *testing.T) {
 	tp := TopicPartition{"t", 0}
 
@@ -117,7 +117,7 @@ func TestNotEnoughReplicasBeforeAppend(t *testing.T) {
 	}
 }
 
-// DelayedFetch completion cases (reference §3.10, DelayedFetchTest).
+// DelayedFetch completion cases (Kafka's DelayedFetchTest).
 func TestDelayedFetchCompletion(t *testing.T) {
 	tp := TopicPartition{"t", 0}
 	leaderCache := cacheOf(0, 0, 2, 10)

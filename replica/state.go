@@ -3,25 +3,25 @@ package replica
 // The replication state machine (issue 4), pure: no goroutines, sockets,
 // files, ZooKeeper or clock. Inputs are fetch positions, LeaderAndIsr
 // decisions, appends' end offsets and a `now` argument; outputs are return
-// values (HW moved, ISR change to write, truncation offset, delayed
-// operation verdicts). Rules follow Kafka 3.9 in ZooKeeper mode, cited as
-// §n below and in each file; docs/replication-reference.md lists the
-// sections and the Kafka source each restates.
+// values (HW moved, ISR change to write, truncation offset, delayed operation
+// verdicts). Rules follow Kafka 3.9 in ZooKeeper mode; each file's comments
+// say the rule and why, and docs/replication-reference.md names the Kafka
+// source file or KIP each rule comes from.
 //
 //   - LeaderState (state_leader.go, state_fetch.go, isr.go): leader-side
-//     bookkeeping per follower, HW advancement (§3.7), ISR shrink/expand
+//     bookkeeping per follower, HW advancement, ISR shrink/expand
 //     and the conditional-write protocol for leader-made ISR changes
-//     (§3.3–§3.5), min.insync.replicas gates (§3.9).
-//   - FollowerState (state_follower.go): the follower's HW (§4.3) and where
-//     it starts fetching (§4.1).
-//   - EpochCache (epoch_cache.go): LeaderEpochFileCache in memory (§4.8);
+//     (Partition.scala), min.insync.replicas gates.
+//   - FollowerState (state_follower.go): the follower's HW and where
+//     it starts fetching.
+//   - The epoch cache is the log's (logstore.EpochCache);
 //     OffsetTruncation and CheckLastFetchedEpoch (epoch_truncation.go):
 //     both sides of KIP-101/KIP-279 truncation and Fetch v12 divergence
-//     (§4.4, §4.5).
+//     (KIP-320).
 //   - IsrChangePropagation (isr_propagation.go): the 2.5 s / 5 s / 60 s
-//     isr_change_notification rule (§3.6).
+//     isr_change_notification rule.
 //   - DelayedProduce and DelayedFetch (purgatory_*.go): completion
-//     verdicts (§3.9, §3.10).
+//     verdicts.
 //
 // Locks: none inside. The owner (Partition) serialises every call on one
 // partition's state under its own mutex and does the IO outside it, or, for

@@ -15,11 +15,11 @@ type FollowerFetchResult struct {
 	IsrExpansion *IsrChange
 }
 
-// UpdateFollowerFetch records a fetch from follower replicaID that was
-// served (not one replayed from purgatory, and not one answered with a
-// diverging epoch): fetchOffset is the follower's LEO, now the fetch's
-// arrival, leaderLogEndOffset the leader's LEO read before the records were
-// read. (Partition.updateFollowerFetchState, reference §3.2.)
+// UpdateFollowerFetch records a fetch from follower replicaID that was served
+// (not one replayed from purgatory, and not one answered with a diverging
+// epoch): fetchOffset is the follower's LEO, now the fetch's arrival,
+// leaderLogEndOffset the leader's LEO read before the records were read.
+// (Partition.updateFollowerFetchState.)
 func (s *LeaderState) UpdateFollowerFetch(replicaID int32, fetchOffset, followerLogStartOffset int64, now time.Time, leaderLogEndOffset int64) (FollowerFetchResult, error) {
 	if !s.isLeader {
 		return FollowerFetchResult{}, ErrNotLeader
@@ -31,9 +31,9 @@ func (s *LeaderState) UpdateFollowerFetch(replicaID int32, fetchOffset, follower
 	prevLogEndOffset := f.LogEndOffset
 
 	// A follower is caught up only when it reached the leader's LEO as of
-	// this fetch, or as of its previous fetch (then as of that fetch's
-	// time): one that fetches constantly but slower than the inflow never
-	// is, and falls out of the ISR (SPEC 4, reference §3.2, §9.3).
+	// this fetch, or as of its previous fetch (then as of that fetch's time):
+	// one that fetches constantly but slower than the inflow never is, and
+	// falls out of the ISR (Replica.updateFetchStateOrThrow).
 	switch {
 	case fetchOffset >= leaderLogEndOffset:
 		f.LastCaughtUpTime = later(f.LastCaughtUpTime, now)
@@ -64,13 +64,13 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// MaybeIncrementHighWatermark is 3.9's maybeIncrementLeaderHW (reference
-// §3.7): nothing while the committed ISR is below the effective min ISR
-// (KAFKA-15583); otherwise the HW becomes the smallest LEO among the leader,
-// the maximal ISR, and the followers that are caught up and ISR-eligible
-// though not in the ISR — those hold the HW back so that they can reach it
-// and rejoin, which a follower chasing a fast leader could never do
-// otherwise. The HW never moves backwards. Reports whether it moved.
+// MaybeIncrementHighWatermark is 3.9's maybeIncrementLeaderHW: nothing while
+// the committed ISR is below the effective min ISR (KAFKA-15583); otherwise
+// the HW becomes the smallest LEO among the leader, the maximal ISR, and the
+// followers that are caught up and ISR-eligible though not in the ISR — those
+// hold the HW back so that they can reach it and rejoin, which a follower
+// chasing a fast leader could never do otherwise. The HW never moves
+// backwards. Reports whether it moved.
 func (s *LeaderState) MaybeIncrementHighWatermark(now time.Time) bool {
 	if !s.isLeader || s.IsUnderMinIsr() {
 		return false

@@ -1,12 +1,14 @@
 package replica
 
-// FollowerState is a follower's own view of a partition (reference §4):
-// only its HW and its leader; the leader tracks everything else. LEO and
-// log start come from the local log at each call.
+import "github.com/kbroker/kbroker/logstore"
+
+// FollowerState is a follower's own view of a partition: only its HW and its
+// leader; the leader tracks everything else. LEO and log start come from the
+// local log at each call.
 //
-// Invariant: logStartOffset <= HW <= LEO after every call. Unlike a
-// leader's, a follower's HW may go down: it is recomputed from each
-// response and cut by truncation (§9.12).
+// Invariant: logStartOffset <= HW <= LEO after every call. Unlike a leader's,
+// a follower's HW may go down: it is recomputed from each response and cut by
+// truncation, as Kafka's follower HW is.
 type FollowerState struct {
 	leaderID      int32
 	leaderEpoch   int32
@@ -34,9 +36,9 @@ func (f *FollowerState) BecomeFollower(leaderID, leaderEpoch int32) bool {
 }
 
 // ApplyFetchResponse sets the HW after the response's records were appended
-// (reference §4.3.2, UnifiedLog.updateHighWatermark): min(leader HW, own
-// LEO), never below the own log start. Not called for a response carrying a
-// diverging epoch (§4.5). Returns the new HW.
+// (UnifiedLog.updateHighWatermark): min(leader HW, own LEO), never below the
+// own log start. Not called for a response carrying a diverging epoch
+// (KIP-320). Returns the new HW.
 func (f *FollowerState) ApplyFetchResponse(leaderHighWatermark, logStartOffset, logEndOffset int64) int64 {
 	f.highWatermark = clampOffset(leaderHighWatermark, logStartOffset, logEndOffset)
 	return f.highWatermark
@@ -59,9 +61,9 @@ func clampOffset(o, lo, hi int64) int64 {
 	return o
 }
 
-// FollowerStart is where a partition starts when this broker begins to
-// follow (ReplicaManager.makeFollowers and the fetcher's initial state,
-// reference §4.1.4 and §4.4).
+// FollowerStart is where a partition starts when this broker begins to follow
+// (ReplicaManager.makeFollowers and the fetcher's initial state,
+// AbstractFetcherThread.addPartitions).
 type FollowerStart struct {
 	// FetchOffset is the initial fetch offset.
 	FetchOffset int64
@@ -78,7 +80,7 @@ type FollowerStart struct {
 // 2.7-IV1 (Fetch v12+, kbroker's normal case). A follower never truncates
 // to its HW while it has leader epochs: it keeps everything until the
 // leader says where its log diverges (KIP-101).
-func StartFollowing(cache *EpochCache, truncateOnFetch bool, logEndOffset, highWatermark int64) FollowerStart {
+func StartFollowing(cache *logstore.EpochCache, truncateOnFetch bool, logEndOffset, highWatermark int64) FollowerStart {
 	hasEpochs := cache.LatestEpoch() != UndefinedEpoch
 	switch {
 	case truncateOnFetch && hasEpochs:

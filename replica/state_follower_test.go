@@ -1,9 +1,13 @@
 package replica
 
-import "testing"
+import (
+	"testing"
 
-// §4.3.2 and §9.12: the follower's HW is min(leader HW, own LEO), never
-// below its log start, and may go down.
+	"github.com/kbroker/kbroker/logstore"
+)
+
+// UnifiedLog.updateHighWatermark on a follower: the follower's HW is
+// min(leader HW, own LEO), never below its log start, and may go down.
 func TestFollowerHighWatermark(t *testing.T) {
 	f := NewFollowerState(1, 4, 0)
 	cases := []struct {
@@ -38,19 +42,20 @@ func TestBecomeFollowerNeedsNewerEpoch(t *testing.T) {
 	}
 }
 
-// §4.1.4: where a new follower starts, by IBP and epoch information.
+// ReplicaManager.makeFollowers and the fetcher: where a new follower starts,
+// by IBP and epoch information.
 func TestStartFollowing(t *testing.T) {
 	withEpochs := cacheOf(0, 0, 3, 7)
 	cases := []struct {
 		name            string
-		cache           *EpochCache
+		cache           *logstore.EpochCache
 		truncateOnFetch bool
 		want            FollowerStart
 	}{
 		{"ibp27FetchesFromLogEnd", withEpochs, true, FollowerStart{FetchOffset: 20}},
 		{"ibp26AsksOffsetForLeaderEpoch", withEpochs, false, FollowerStart{FetchOffset: 12, Truncating: true}},
-		{"testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable", NewEpochCache(nil), true, FollowerStart{FetchOffset: 12, Truncating: true, TruncateToHighWatermark: true}},
-		{"noEpochsIbp26", NewEpochCache(nil), false, FollowerStart{FetchOffset: 12, Truncating: true, TruncateToHighWatermark: true}},
+		{"testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable", logstore.NewEpochCache(nil), true, FollowerStart{FetchOffset: 12, Truncating: true, TruncateToHighWatermark: true}},
+		{"noEpochsIbp26", logstore.NewEpochCache(nil), false, FollowerStart{FetchOffset: 12, Truncating: true, TruncateToHighWatermark: true}},
 	}
 	for _, c := range cases {
 		if got := StartFollowing(c.cache, c.truncateOnFetch, 20, 12); got != c.want {

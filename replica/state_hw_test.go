@@ -11,8 +11,7 @@ func wantHW(t *testing.T, s *LeaderState, hw int64) {
 	}
 }
 
-// SPEC 2/3: the HW is the smallest LEO over the ISR, and moves only
-// forward.
+// The HW is the smallest LEO over the ISR, and moves only forward.
 func TestHighWatermarkIsMinLogEndOffsetOverIsr(t *testing.T) {
 	s := newLeader(t, 1, 0)
 	appendTo(t, s, 10, 1)
@@ -79,9 +78,9 @@ func TestHighWatermarkAdvanceShouldNotAdvanceWhenUnderMinISR(t *testing.T) {
 	wantHW(t, s, 9)
 }
 
-// §3.7 point 3: a follower outside the ISR that caught up within the lag
-// time holds the HW back, so that it can reach it and rejoin; without this
-// a follower chasing a fast leader never satisfies LEO >= HW.
+// maybeIncrementLeaderHW: a follower outside the ISR that caught up within
+// the lag time holds the HW back, so that it can reach it and rejoin; without
+// this a follower chasing a fast leader never satisfies LEO >= HW.
 func TestCaughtUpFollowerOutsideIsrHoldsHighWatermark(t *testing.T) {
 	s := NewLeaderState(1, LeaderConfig{ReplicaLagTimeMax: lag, MinInsyncReplicas: 1}, 0, 0)
 	s.BecomeLeader(LeaderAndIsr{Leader: 1, LeaderEpoch: 1, Isr: []int32{1}, PartitionEpoch: 1, Replicas: []int32{1, 2}}, 0, ms(0))
@@ -115,8 +114,8 @@ func TestHighWatermarkIncreasesWithFencedOrShutdownFollower(t *testing.T) {
 	wantHW(t, s, 10)
 }
 
-// §3.8: on election the HW waits for ISR members whose LEO is unknown, and
-// a new leader's HW may be below the old leader's until they fetch.
+// makeLeader: on election the HW waits for ISR members whose LEO is unknown,
+// and a new leader's HW may be below the old leader's until they fetch.
 func TestNewLeaderWaitsForIsrFollowers(t *testing.T) {
 	s := NewLeaderState(2, LeaderConfig{ReplicaLagTimeMax: lag, MinInsyncReplicas: 1}, 4, 10)
 	res := s.BecomeLeader(LeaderAndIsr{Leader: 2, LeaderEpoch: 3, Isr: []int32{2, 1}, PartitionEpoch: 4, Replicas: []int32{1, 2}}, 10, ms(0))

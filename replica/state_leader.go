@@ -16,7 +16,8 @@ const UnknownOffset int64 = -1
 
 // ErrUnknownReplica: a fetch from a broker that is not an assigned replica.
 // The server answers UNKNOWN_LEADER_EPOCH when the request carried a leader
-// epoch, NOT_LEADER_OR_FOLLOWER otherwise (reference §3.2).
+// epoch, NOT_LEADER_OR_FOLLOWER otherwise
+// (Partition.updateFollowerFetchState).
 var ErrUnknownReplica = errors.New("replica is not assigned to this partition")
 
 // ErrNotLeader: the state machine is not (or no longer) the leader.
@@ -44,18 +45,19 @@ type LeaderAndIsr struct {
 	Replicas       []int32
 }
 
-// LeaderState is the leader's view of one partition (Partition.scala's
-// leader half, reference §3): assignment, ISR, epochs, local LEO and HW, and
-// what it knows of each follower. It is pure: no IO, no clock, no locks. The
-// owner serialises calls (in kbroker, under Partition.mu) and feeds it the
-// time and the log's end offset.
+// LeaderState is the leader's view of one partition (Partition.scala's leader
+// half): assignment, ISR, epochs, local LEO and HW, and what it knows of each
+// follower. It is pure: no IO, no clock, no locks. The owner serialises calls
+// (in kbroker, under Partition.mu) and feeds it the time and the log's end
+// offset.
 //
 // Invariants (checked by checkInvariants in tests):
-//   - HW <= LEO, and the HW never moves backwards while leading (§3.7.4);
-//   - the leader is always in the ISR and never removes itself (§3.3);
-//   - the leader epoch never decreases (§2.14);
-//   - at most one ISR change is in flight; while one is, no other is
-//     proposed (3.x, §3.3/§3.4).
+//   - HW <= LEO, and the HW never moves backwards while leading (consumers
+//     may already have read up to it);
+//   - the leader is always in the ISR and never removes itself;
+//   - the leader epoch never decreases (an older one is a stale request);
+//   - at most one ISR change is in flight; while one is, no other is proposed
+//     (Kafka 3.x's pending ISR state).
 type LeaderState struct {
 	localID int32
 	cfg     LeaderConfig
@@ -81,7 +83,7 @@ type LeaderState struct {
 }
 
 // FollowerProgress is what the leader knows about one follower (Kafka's
-// ReplicaState, reference §3.1).
+// ReplicaState in Replica.scala).
 type FollowerProgress struct {
 	LogStartOffset int64
 	LogEndOffset   int64
@@ -127,18 +129,20 @@ type BecomeLeaderResult struct {
 	// Applied is false for a stale request (not a newer leader epoch, or an
 	// older partition epoch); nothing changed.
 	Applied bool
-	// NewLeaderEpoch: the caller must append (LeaderEpoch,
-	// EpochStartOffset) to the log's epoch cache and checkpoint now, before
-	// any write (KAFKA-7415, reference §3.8 and S5).
+	// NewLeaderEpoch: the caller must append (LeaderEpoch, EpochStartOffset)
+	// to the log's epoch cache and checkpoint now, before any write
+	// (KAFKA-7415: a new leader's first write must find its epoch in the
+	// cache, else followers truncate wrongly).
 	NewLeaderEpoch   bool
 	EpochStartOffset int64
 	// HighWatermarkMoved: complete delayed operations.
 	HighWatermarkMoved bool
 }
 
-// BecomeLeader applies a LeaderAndIsr naming this broker leader (makeLeader,
-// reference §3.8). In ZooKeeper mode a broker accepts only a strictly higher
-// leader epoch (§2.14, §9.5); logEndOffset is the local log's LEO.
+// BecomeLeader applies a LeaderAndIsr naming this broker leader
+// (Partition.makeLeader). In ZooKeeper mode a broker accepts only a strictly
+// higher leader epoch (ReplicaManager.becomeLeaderOrFollower takes an equal
+// one only from a KRaft controller); logEndOffset is the local log's LEO.
 func (s *LeaderState) BecomeLeader(req LeaderAndIsr, logEndOffset int64, now time.Time) BecomeLeaderResult {
 	if req.Leader != s.localID || req.LeaderEpoch <= s.leaderEpoch || req.PartitionEpoch < s.partitionEpoch {
 		return BecomeLeaderResult{}
@@ -177,10 +181,10 @@ func (s *LeaderState) BecomeLeader(req LeaderAndIsr, logEndOffset int64, now tim
 	}
 }
 
-// resetFollower is ReplicaState.resetReplicaState. A follower outside the
-// new ISR gets LastCaughtUpTime zero so that it does not hold the HW back
-// (§3.7); on re-election its LEO is kept but it must fetch again before it
-// can rejoin (LastFetchTime zero).
+// resetFollower is ReplicaState.resetReplicaState. A follower outside the new
+// ISR gets LastCaughtUpTime zero so that it does not hold the HW back
+// (maybeIncrementLeaderHW ignores it); on re-election its LEO is kept but it
+// must fetch again before it can rejoin (LastFetchTime zero).
 func resetFollower(f *FollowerProgress, reElected, inIsr bool, epochStartOffset int64, now time.Time) {
 	f.LastCaughtUpTime = time.Time{}
 	if inIsr {
@@ -216,7 +220,7 @@ func (s *LeaderState) AppendedAsLeader(logEndOffset int64, now time.Time) (highW
 }
 
 // SetBrokerAlive records whether a broker is alive in the metadata cache
-// (ZooKeeper mode's ISR eligibility, §3.4.4).
+// (ZooKeeper mode's ISR eligibility: Partition.isReplicaIsrEligible).
 func (s *LeaderState) SetBrokerAlive(id int32, alive bool) {
 	if alive {
 		delete(s.offline, id)

@@ -51,7 +51,8 @@ func TestUpdateFollowerFetchState(t *testing.T) {
 	}
 }
 
-// The three rules of §3.2 for lastCaughtUpTime, one step at a time.
+// The three rules of Replica.updateFetchStateOrThrow for lastCaughtUpTime,
+// one step at a time.
 func TestLastCaughtUpTimeRules(t *testing.T) {
 	s := newLeader(t, 1, 0)
 	caughtUp := func(want int64) {
@@ -94,10 +95,10 @@ func TestShouldNotShrinkIsrIfPreviousFetchIsCaughtUp(t *testing.T) {
 	}
 }
 
-// IsrExpirationTest.testIsrExpirationForSlowFollowers and the lastCaughtUpTime
-// rule (SPEC 4): a follower fetching constantly but slower than the inflow
-// never reaches the leader's LEO as of this or its previous fetch, so it is
-// dropped once the lag time passes, while a fast follower stays.
+// IsrExpirationTest.testIsrExpirationForSlowFollowers and the
+// lastCaughtUpTime rule: a follower fetching constantly but slower than the
+// inflow never reaches the leader's LEO as of this or its previous fetch, so
+// it is dropped once the lag time passes, while a fast follower stays.
 func TestSlowFollowerFallsOutOfIsr(t *testing.T) {
 	s := newLeader(t, 1, 0)
 	leo, slow := int64(0), int64(0)

@@ -2,8 +2,10 @@ package replica
 
 import "testing"
 
-// One test per scenario of reference §4.9, named after Kafka's test where
-// it has one (§7.3, §7.4). The scenarios live in testdata/*.txt.
+// One test per leader-epoch scenario (KIP-101, KIP-279), named after
+// Kafka's test where it has one (AbstractFetcherThreadTest, and Kafka 3.9's
+// EpochDrivenReplicationProtocolAcceptanceTest). The scenarios live in
+// testdata/*.txt.
 
 func TestKIP101HighWatermarkTruncationThenLeaderElection(t *testing.T) {
 	runScenarioFile(t, "kip101HighWatermarkTruncationThenLeaderElection")

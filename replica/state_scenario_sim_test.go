@@ -2,17 +2,18 @@ package replica
 
 import (
 	"fmt"
+	"github.com/kbroker/kbroker/logstore"
 	"slices"
 	"strings"
 )
 
 // A tiny in-memory cluster driven by the pure state machine, for the
-// KIP-101/KIP-279 scenarios in testdata/. Each replica has a log of
-// batches, an epoch cache, and either a LeaderState or a FollowerState.
-// Followers replicate one fetch round at a time exactly as the reference
-// describes (§3.2, §3.10, §4.3–§4.6), so a wrong truncation decision shows
-// up as divergent logs, lost acknowledged records, or a non-monotonic
-// append (a batch whose base offset is not the follower's LEO).
+// KIP-101/KIP-279 scenarios in testdata/. Each replica has a log of batches,
+// an epoch cache, and either a LeaderState or a FollowerState. Followers
+// replicate one fetch round at a time exactly as Kafka's leader and fetcher
+// do, so a wrong truncation decision shows up as divergent logs, lost
+// acknowledged records, or a non-monotonic append (a batch whose base offset
+// is not the follower's LEO).
 
 type simBatch struct {
 	label string
@@ -46,7 +47,7 @@ type simReplica struct {
 	id       int32
 	up       bool
 	log      []simBatch
-	cache    *EpochCache
+	cache    *logstore.EpochCache
 	hw       int64 // the checkpointed HW while down, the live one otherwise
 	leader   *LeaderState
 	follower *FollowerState
@@ -117,7 +118,7 @@ type simCluster struct {
 func newSimCluster(ids []int32, mode simMode, cfg LeaderConfig) *simCluster {
 	c := &simCluster{mode: mode, cfg: cfg, replicas: map[int32]*simReplica{}, order: ids, leaderID: -1, epoch: -1, acked: map[string]int64{}}
 	for _, id := range ids {
-		c.replicas[id] = &simReplica{id: id, up: true, cache: NewEpochCache(nil)}
+		c.replicas[id] = &simReplica{id: id, up: true, cache: logstore.NewEpochCache(nil)}
 	}
 	return c
 }
@@ -173,7 +174,7 @@ func (c *simCluster) elect(id, epoch int32, isr, notify []int32) error {
 }
 
 // follow makes replica id (up, not the leader) follow the current leader:
-// makeFollowers (reference §4.1).
+// makeFollowers.
 func (c *simCluster) follow(id int32) error {
 	r, err := c.replica(id)
 	if err != nil {
@@ -234,7 +235,7 @@ func (c *simCluster) replicate(id int32) error {
 		if round > 20 {
 			return fmt.Errorf("replicate %d: truncation did not converge", id)
 		}
-		answer := l.cache.EndOffsetFor(r.cache.LatestEpoch(), l.leo())
+		answer := endOffsetFor(l.cache, r.cache.LatestEpoch(), l.leo())
 		tr := OffsetTruncation(r.cache, r.leo(), r.highWatermark(), answer)
 		if err := r.truncateTo(tr.Offset); err != nil {
 			return err
@@ -253,7 +254,7 @@ func (c *simCluster) fetch(r, l *simReplica) error {
 	check, diverging := CheckLastFetchedEpoch(l.cache, 0, l.leo(), lastFetchedEpoch, fetchOffset)
 	switch check {
 	case FetchEpochDiverging:
-		// §4.5: no records, no HW change, no leader-side update.
+		// Diverging epoch: no records, no HW change, no leader-side update.
 		tr := OffsetTruncation(r.cache, r.leo(), fetchOffset, diverging)
 		return r.truncateTo(tr.Offset)
 	case FetchEpochOffsetOutOfRange:
@@ -293,8 +294,8 @@ func (c *simCluster) fetch(r, l *simReplica) error {
 	return nil
 }
 
-// outOfRange is §4.6 with log start 0: a leader LEO below ours means an
-// unclean election; truncate to it.
+// outOfRange is fetchOffsetAndTruncate with log start 0: a leader LEO below
+// ours means an unclean election; truncate to it.
 func (c *simCluster) outOfRange(r, l *simReplica) error {
 	if l.leo() < r.leo() {
 		return r.truncateTo(l.leo())
@@ -335,8 +336,9 @@ func (c *simCluster) snapshot() string {
 }
 
 // crash stops replica id. keep >= 0 keeps only that many batches: the rest
-// was in the page cache. Recovery rebuilds the epoch cache from the log
-// (§5.17) and the HW comes back from the checkpoint, capped at the LEO.
+// was in the page cache. Recovery rebuilds the epoch cache from the log (as
+// LogLoader does) and the HW comes back from the checkpoint, capped at the
+// LEO.
 func (c *simCluster) crash(id int32, keep int) error {
 	r, err := c.replica(id)
 	if err != nil {

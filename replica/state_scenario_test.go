@@ -3,6 +3,7 @@ package replica
 import (
 	"bufio"
 	"fmt"
+	"github.com/kbroker/kbroker/logstore"
 	"os"
 	"slices"
 	"strconv"
@@ -249,7 +250,7 @@ func (c *simCluster) seed(fields, args []string) error {
 	if err != nil {
 		return err
 	}
-	r.log, r.cache = nil, NewEpochCache(nil)
+	r.log, r.cache = nil, logstore.NewEpochCache(nil)
 	for _, a := range args[1:] {
 		label, ev, ok := strings.Cut(a, "/e")
 		if !ok {
@@ -424,6 +425,18 @@ func describe(c *simCluster) string {
 	for _, id := range c.order {
 		r := c.replicas[id]
 		fmt.Fprintf(&b, "\n  %d up=%v hw=%d cache=[%s] log=[%s]", id, r.up, r.highWatermark(), entriesString(r.cache.Entries()), r.logString())
+	}
+	return b.String()
+}
+
+// entriesString renders entries as "e:start e:start".
+func entriesString(es []logstore.EpochEntry) string {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d:%d", e.Epoch, e.StartOffset)
 	}
 	return b.String()
 }

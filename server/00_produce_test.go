@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/logstore/logtest"
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
 )
@@ -250,7 +251,7 @@ func TestIdempotentProducerThroughKgo(t *testing.T) {
 // directly: standalone the high watermark follows every append, so a
 // pending partition is simulated by requiring an offset not yet written.
 func TestProduceWaitForHighWatermark(t *testing.T) {
-	p := replica.NewLeader("w", 0, [16]byte{}, logstore.NewMemLog(logstore.DefaultConfig()), 0)
+	p := replica.NewLeader("w", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0)
 	newResp := func() *kmsg.ProduceResponse {
 		resp := kmsg.NewPtrProduceResponse()
 		resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "w", Partitions: []kmsg.ProduceResponseTopicPartition{{}}}}

@@ -9,9 +9,10 @@ package server
 // max_wait_ms in Response.Wait, woken by any of its partitions' high
 // watermark changes. Large answers are written zero-copy (fetch_frame.go).
 //
-// Differences from Kafka: a follower's fetch (replica id >= 0) is served
-// like a consumer's until replication exists; rack-aware preferred read
-// replicas are not chosen (always -1); no throttling.
+// A follower's fetch (replica id >= 0) reads to the log end and updates the
+// leader's view of that follower (replica.Partition.ReadForFollower).
+// Differences from Kafka: rack-aware preferred read replicas are not chosen
+// (always -1); no throttling.
 
 import (
 	"context"

@@ -57,7 +57,7 @@ func (b *Broker) Versions(key int16) (int16, int16, bool) {
 }
 
 // RecyclesFrame implements protocol.FrameRecycler: a produce request's
-// records are copied into the log (page cache, or a MemLog's own copy) and
+// records are copied into the log (the page cache) and
 // nothing else keeps them, so its frame can be reused once answered.
 func (b *Broker) RecyclesFrame(key int16) bool { return key == kmsg.Produce.Int16() }
 

@@ -60,8 +60,9 @@ type Broker struct {
 	serving atomic.Bool
 }
 
-// New opens the log dirs (recovering them after a crash) and loads the topic
-// table. It does not listen yet; Run does.
+// New opens the log dirs (recovering them after a crash) and the metadata
+// store of a broker without ZooKeeper. It does not listen yet; Run does,
+// and learns the topics from the controller.
 func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Broker, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -74,10 +75,9 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		now:    time.Now,
 	}
 	b.setTopicsLocked(map[string]*Topic{}, map[[16]byte]*Topic{})
+	// The metrics read the replica manager: they are registered once it
+	// exists, so that a scrape during start-up finds it.
 	b.metrics = newBrokerMetrics(b)
-	if err := reg.Register(b.metrics); err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
 	logs, err := logstore.OpenManagerWithOptions(logstore.ManagerOptions{
 		Dirs:     cfg.LogDirs,
 		Defaults: cfg.LogDefaults(),
@@ -111,6 +111,10 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 			return nil, err
 		}
 		b.store = store
+	}
+	if err := reg.Register(b.metrics); err != nil {
+		b.closeStores()
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	b.data = newDataPath(b)
 	b.groups = group.New(group.Config{

@@ -113,7 +113,7 @@ func newClusterState(control ClusterControl) *clusterState {
 }
 
 // checkControllerRequest applies Kafka's fencing of controller requests
-// (reference §2.14): an older controller epoch is STALE_CONTROLLER_EPOCH,
+// (ReplicaManager.scala): an older controller epoch is STALE_CONTROLLER_EPOCH,
 // a broker epoch older than ours (a request meant for this broker's
 // previous incarnation) is STALE_BROKER_EPOCH. The caller holds mu.
 func (c *clusterState) checkControllerRequest(controllerID, controllerEpoch int32, brokerEpoch int64) error {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/logstore/logtest"
 	"github.com/kbroker/kbroker/replica"
 )
 
@@ -43,7 +44,7 @@ func TestTopicConfigChangesReachHostedLogs(t *testing.T) {
 		"audit":  {{Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}},
 	})
 	b.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	logs := []*logstore.MemLog{logstore.NewMemLog(logstore.DefaultConfig()), logstore.NewMemLog(logstore.DefaultConfig())}
+	logs := []*logstore.FileLog{logtest.New(t, logstore.DefaultConfig()), logtest.New(t, logstore.DefaultConfig())}
 	orders := b.topic("orders")
 	orders.Partitions = []*replica.Partition{
 		replica.New("orders", 0, orders.ID, logs[0], 0, replica.Options{LocalID: 1}),

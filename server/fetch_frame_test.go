@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/logstore/logtest"
 )
 
 // appendRecords appends n single-record batches with values of size bytes.
@@ -82,7 +83,7 @@ func TestFrameSplicesRecords(t *testing.T) {
 		t.Run(fmt.Sprint("v", version), func(t *testing.T) {
 			var logs []logstore.Log
 			for i, n := range []int{3, 1, 40} {
-				l := logstore.NewMemLog(logstore.DefaultConfig())
+				l := logtest.New(t, logstore.DefaultConfig())
 				appendRecords(t, l, n, 10*(i+1))
 				logs = append(logs, l)
 			}
@@ -122,7 +123,7 @@ func (s shortResult) WriteTo(w io.Writer) (int64, error) {
 }
 
 func TestFrameRefusesShortData(t *testing.T) {
-	l := logstore.NewMemLog(logstore.DefaultConfig())
+	l := logtest.New(t, logstore.DefaultConfig())
 	appendRecords(t, l, 2, 50)
 	resp, holes := frameTestResponse(t, []logstore.Log{l}, 12)
 	holes[0].Data = shortResult{holes[0].Data}

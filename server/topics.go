@@ -105,7 +105,7 @@ func (b *Broker) partition(topic string, p int32) *replica.Partition {
 }
 
 // leaderPartition returns this broker's replica of partition idx of t when
-// it is the leader: only leaders serve produce and fetch (SPEC 1).
+// it is the leader: only leaders serve produce and fetch (they order writes).
 // Otherwise UNKNOWN_TOPIC_OR_PARTITION for a partition that does not
 // exist, NOT_LEADER_OR_FOLLOWER for one led elsewhere.
 func (b *Broker) leaderPartition(t *Topic, idx int32) (*replica.Partition, error) {

@@ -17,7 +17,8 @@ import (
 // leader-epoch truncation when it rejoins.
 //
 // The recipe is chosen so that HW truncation would give a different,
-// wrong, result (reference §4.9 S2/S6): the old leader L's checkpointed HW
+// wrong, result (KIP-101's scenarios 1 and 2, where truncating to the HW
+// loses or splits acknowledged records): the old leader L's checkpointed HW
 // lies above the point where its log and the new leader's diverge.
 //  1. rf 3 [L, B, C], min.insync.replicas 2, unclean election on.
 //     "committed" records with acks=all reach all three.

@@ -2,7 +2,8 @@
 // ZooKeeper (scripts/zk.sh) and several kbroker processes started by
 // compat/harness, driven with franz-go and the stock Kafka tools, with
 // assertions on what a user or an operator sees: records read back, error
-// codes, Metadata from every broker, and the znodes of reference §1.3.
+// codes, Metadata from every broker, and the znodes Kafka writes
+// (ZkData.scala).
 //
 // API surface: none; the package is its tests (`make compat-cluster`).
 // The helpers in helpers_test.go read znodes (go-zookeeper directly),

@@ -22,7 +22,7 @@ func logBytesBelow(logDir, topic string, p int32, hw int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// RecordBatch v2 header (reference §5.15): baseOffset int64,
+	// RecordBatch v2 header (DefaultRecordBatch.java): baseOffset int64,
 	// batchLength int32, partitionLeaderEpoch int32, magic int8, crc int32,
 	// attributes int16, lastOffsetDelta int32 at byte 23.
 	pos, next := 0, int64(0)

@@ -70,8 +70,8 @@ func TestClusterTopicCreation(t *testing.T) {
 	checkZnodes(t, c, conn, topic, assignment)
 }
 
-// checkZnodes compares every znode of reference §1.3 that a fresh cluster
-// with one topic has, key for key and type for type.
+// checkZnodes compares every znode (Kafka's ZkData.scala payloads) that a
+// fresh cluster with one topic has, key for key and type for type.
 func checkZnodes(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic string, assignment map[int32][]int32) {
 	t.Helper()
 	get := func(path string) []byte {

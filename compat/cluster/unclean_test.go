@@ -49,7 +49,8 @@ func TestUncleanElection(t *testing.T) {
 		return nil
 	})
 	// Then the last ISR member: the partition goes offline, the ISR keeps
-	// its last member (reference §1.3).
+	// its last member (Kafka never empties an ISR: the last member is the
+	// only replica known to hold every committed record).
 	c.Broker(leader).Kill()
 	var offline partitionState
 	waitUntil(t, sessionTimeout+15*time.Second, "partition offline", func() error {

@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// Shapes of reference §1.3: a JSON kind per key. A payload must hold
-// exactly the required keys plus any of the optional ones, each of its kind.
+// Shapes of Kafka's znode payloads (ZkData.scala): a JSON kind per key. A
+// payload must hold exactly the required keys plus any of the optional ones,
+// each of its kind.
 const (
 	kInt       = "int"
 	kString    = "string"
@@ -157,7 +158,7 @@ func intOf(v any) int64 {
 	return n
 }
 
-// Kafka 3.x payloads (reference §1.3).
+// Kafka 3.x payloads, as ZkData.scala encodes them.
 var (
 	controllerShape = shape{required: map[string]string{
 		"version": kInt, "brokerid": kInt, "timestamp": kStringInt, "kraftControllerEpoch": kInt,

@@ -14,10 +14,11 @@ type BrokerEndpoint struct {
 }
 
 // Config holds the follower-side replication settings, named after Kafka's
-// replica.* broker configs (reference §6). Zero fields take Kafka's defaults.
+// replica.* broker configs (ReplicationConfigs.java). Zero fields take
+// Kafka's defaults.
 type Config struct {
 	// BrokerID is this broker's id, sent as the fetch's replica id: the
-	// leader tracks follower progress by it (SPEC Replication 2).
+	// leader tracks follower progress by it.
 	BrokerID int32
 	// BrokerEpoch is sent as ReplicaState.ReplicaEpoch on Fetch v15+. The
 	// ZooKeeper-mode leader ignores it; 0 sends -1.
@@ -39,15 +40,17 @@ type Config struct {
 	// ReplicaSocketTimeout is replica.socket.timeout.ms: how long one
 	// request may take before the connection is considered broken.
 	ReplicaSocketTimeout time.Duration
-	// FetchVersion is the highest Fetch version sent (IBP-dependent,
-	// reference §2.13). Topic ids are used from v13, LastFetchedEpoch and
-	// diverging epochs from v12, ReplicaState from v15.
+	// FetchVersion is the highest Fetch version sent (IBP-dependent, as
+	// MetadataVersion.fetchRequestVersion picks it). Topic ids are used from
+	// v13, LastFetchedEpoch and diverging epochs from v12, ReplicaState from
+	// v15.
 	FetchVersion int16
 	// TruncateOnFetch skips the OffsetForLeaderEpoch round when a partition
 	// with leader epochs starts following and relies on the diverging epoch
-	// of Fetch v12+ alone (Kafka at IBP >= 2.7-IV1, reference §4.1.4). Off by
-	// default: SPEC asks followers to truncate with OffsetForLeaderEpoch when
-	// they become followers, and also honour diverging epochs.
+	// of Fetch v12+ alone (Kafka at IBP >= 2.7-IV1). Off by default:
+	// followers truncate with OffsetForLeaderEpoch when they become
+	// followers, and also honour diverging epochs, which is safe whatever
+	// the leader's Fetch version.
 	TruncateOnFetch bool
 	// Clock is the time source for back-offs; nil means the wall clock.
 	Clock Clock
@@ -55,7 +58,7 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
-// Kafka's defaults (reference §6).
+// Kafka's defaults (ReplicationConfigs.java).
 const (
 	DefaultReplicaFetchWaitMax          = 500 * time.Millisecond
 	DefaultReplicaFetchMinBytes         = 1
@@ -67,7 +70,7 @@ const (
 )
 
 // OffsetForLeaderEpoch v4 and ListOffsets v9 are what a 3.9 follower sends
-// (reference §2.13).
+// (docs/replication-reference.md, "Request versions").
 const (
 	offsetForLeaderEpochVersion = 4
 	listOffsetsVersion          = 9

@@ -1,7 +1,8 @@
 // Package fetcher is the follower side of replication: Kafka's
-// ReplicaFetcherManager and ReplicaFetcherThread (reference §4). It keeps
-// the local follower replicas of this broker in step with their leaders,
-// with all network IO here; the decisions (where to start, where to
+// ReplicaFetcherManager and ReplicaFetcherThread
+// (docs/replication-reference.md, "Follower: fetching and truncation"). It
+// keeps the local follower replicas of this broker in step with their
+// leaders, with all network IO here; the decisions (where to start, where to
 // truncate) come from the pure state machine in package replica.
 //
 // API: NewManager(cfg, dialer, logger) returns a Manager.
@@ -22,7 +23,7 @@
 // fetching partition, carrying LEO, log start, current and last fetched
 // epochs; the leader's batches are appended unchanged and the follower HW
 // set from the leader's. A DivergingEpoch answer truncates and refetches;
-// OFFSET_OUT_OF_RANGE asks ListOffsets (reference §4.6);
+// OFFSET_OUT_OF_RANGE asks ListOffsets;
 // FENCED_LEADER_EPOCH in the current epoch parks the partition until it is
 // re-added or its leader epoch moves; other partition errors and failed
 // requests back off ReplicaFetchBackoff.

@@ -17,7 +17,7 @@ import (
 
 // leaderPartition is one partition of the fake leader.
 type leaderPartition struct {
-	log         *logstore.MemLog
+	log         *logstore.FileLog
 	id          [16]byte
 	leaderEpoch int32
 	// hw is the leader's HW; -1 means its LEO.
@@ -40,9 +40,9 @@ type fetchSeen struct {
 	currentEpoch     int32
 }
 
-// fakeLeader answers Fetch, OffsetForLeaderEpoch and ListOffsets from
-// MemLogs, following the leader's rules of reference §3.10, §3.11 and §4.5
-// (the epoch check is replica.CheckLastFetchedEpoch itself).
+// fakeLeader answers Fetch, OffsetForLeaderEpoch and ListOffsets from its
+// partitions' logs as a leader does (the epoch check is
+// replica.CheckLastFetchedEpoch itself).
 type fakeLeader struct {
 	mu          sync.Mutex
 	parts       map[replica.TopicPartition]*leaderPartition
@@ -59,7 +59,7 @@ func newFakeLeader() *fakeLeader {
 	return &fakeLeader{parts: map[replica.TopicPartition]*leaderPartition{}}
 }
 
-func (l *fakeLeader) addPartition(topic string, index int32, log *logstore.MemLog, leaderEpoch int32) *leaderPartition {
+func (l *fakeLeader) addPartition(topic string, index int32, log *logstore.FileLog, leaderEpoch int32) *leaderPartition {
 	lp := &leaderPartition{log: log, leaderEpoch: leaderEpoch, hw: -1, budget: -1}
 	copy(lp.id[:], topic)
 	l.mu.Lock()
@@ -261,7 +261,7 @@ func (l *fakeLeader) fetchPartition(lp *leaderPartition, p kmsg.FetchRequestTopi
 		rp.HighWatermark = lp.hw
 	}
 	rp.LastStableOffset, rp.LogStartOffset = rp.HighWatermark, start
-	check, end := replica.CheckLastFetchedEpoch(replica.NewEpochCache(lp.log.LeaderEpochEntries()), start, leo, p.LastFetchedEpoch, p.FetchOffset)
+	check, end := replica.CheckLastFetchedEpoch(logstore.NewEpochCache(lp.log.LeaderEpochEntries()), start, leo, p.LastFetchedEpoch, p.FetchOffset)
 	switch {
 	case check == replica.FetchEpochOffsetOutOfRange || p.FetchOffset < start || p.FetchOffset > leo:
 		rp.ErrorCode = kerr.OffsetOutOfRange.Code

@@ -4,10 +4,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// fetchRequest builds the round's Fetch (reference §4.2) for sts, whose
-// fetch offsets it records in sent so the answer can be matched to them.
-// No fetch session: session id 0 and epoch -1 ask for a full, sessionless
-// fetch, which every broker serves.
+// fetchRequest builds the round's Fetch (RemoteLeaderEndPoint.buildFetch) for
+// sts, whose fetch offsets it records in sent so the answer can be matched to
+// them. No fetch session: session id 0 and epoch -1 ask for a full,
+// sessionless fetch, which every broker serves.
 func (f *fetcher) fetchRequest(sts []*partitionState) (*kmsg.FetchRequest, []sentPartition) {
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = f.cfg.FetchVersion
@@ -29,7 +29,7 @@ func (f *fetcher) fetchRequest(sts []*partitionState) (*kmsg.FetchRequest, []sen
 		id := st.p.TopicID()
 		if id == ([16]byte{}) {
 			// Without a topic id for every partition Kafka caps Fetch
-			// at v12 (reference §2.13).
+			// at v12: v13+ names topics by id only.
 			req.Version = min(req.Version, topicIDVersion-1)
 		}
 		i, ok := byTopic[st.part.Topic]
@@ -56,7 +56,8 @@ func (f *fetcher) fetchRequest(sts []*partitionState) (*kmsg.FetchRequest, []sen
 
 // sentPartition is what a partition's answer is checked against: Kafka
 // applies a response only if the partition's fetch offset did not change
-// meanwhile (reference §4.3).
+// meanwhile (AbstractFetcherThread.processFetchRequest): a truncation or
+// a new leader epoch in between makes the answer stale.
 type sentPartition struct {
 	st          *partitionState
 	fetchOffset int64

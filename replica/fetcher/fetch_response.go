@@ -80,8 +80,8 @@ func (f *fetcher) unchangedLocked(s sentPartition) bool {
 }
 
 // processPartitionLocked applies one partition's successful answer
-// (reference §4.3, §4.5). It reports false when the partition must back
-// off and retry the same offset.
+// (AbstractFetcherThread.processFetchRequest). It reports false when the
+// partition must back off and retry the same offset.
 func (f *fetcher) processPartitionLocked(st *partitionState, p *kmsg.FetchResponseTopicPartition) bool {
 	if d := p.DivergingEpoch; d.Epoch != -1 || d.EndOffset != -1 {
 		// Truncate on fetch: nothing is appended and the HW stays; any

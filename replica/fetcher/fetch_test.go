@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/logstore/logtest"
 )
 
 func recs(epoch int32, values ...string) []rec {
@@ -43,7 +44,7 @@ func TestFollowerCatchesUpFromEmpty(t *testing.T) {
 }
 
 // The follower's HW is min(leader HW, own LEO) after every response
-// (SPEC Replication 2, reference §4.3.2).
+// (a follower may not expose records it does not hold).
 func TestFollowerHighWatermarkFollowsLeader(t *testing.T) {
 	leaderLog := memLogOf(t, recs(0, "a", "b", "c", "d", "e")...)
 	leader := newFakeLeader()
@@ -55,7 +56,7 @@ func TestFollowerHighWatermarkFollowsLeader(t *testing.T) {
 	cfg.ReplicaFetchMaxBytes = 1
 	h := newHarness(t, cfg, map[string]*fakeLeader{"l1": leader})
 
-	follower := newFakePartition("t", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
+	follower := newFakePartition("t", 0, logtest.New(t, logstore.DefaultConfig()), 0, 0)
 	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, follower)
 	waitFor(t, 5*time.Second, "catch-up", caughtUp(leaderLog, follower.log))
 	waitFor(t, 5*time.Second, "HW 3", func() bool { return follower.HighWatermark() == 3 })
@@ -98,8 +99,8 @@ func TestWholeBatchesDropsCutTail(t *testing.T) {
 }
 
 // NOT_LEADER_OR_FOLLOWER backs the partition off for replica.fetch.backoff
-// and retries it, while the fetcher's other partitions go on (reference
-// §4.7).
+// and retries it, while the fetcher's other partitions go on
+// (AbstractFetcherThread's per-partition error handling).
 func TestNotLeaderBacksOffThenRetries(t *testing.T) {
 	clock := newFakeClock()
 	logA, logB := memLogOf(t, recs(0, "a1", "a2")...), memLogOf(t, recs(0, "b1")...)
@@ -112,8 +113,8 @@ func TestNotLeaderBacksOffThenRetries(t *testing.T) {
 	cfg.ReplicaFetchBackoff = time.Second
 	h := newHarness(t, cfg, map[string]*fakeLeader{"l1": leader})
 
-	fa := newFakePartition("a", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
-	fb := newFakePartition("b", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
+	fa := newFakePartition("a", 0, logtest.New(t, logstore.DefaultConfig()), 0, 0)
+	fb := newFakePartition("b", 0, logtest.New(t, logstore.DefaultConfig()), 0, 0)
 	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, fa, fb)
 	waitFor(t, 5*time.Second, "b catch-up", caughtUp(logB, fb.log))
 	waitFor(t, 5*time.Second, "a's first fetch", func() bool { return len(leader.fetchesOf(fa.tp())) >= 1 })
@@ -145,7 +146,7 @@ func TestFencedPartitionParkedUntilReAdded(t *testing.T) {
 	h := newHarness(t, cfg, map[string]*fakeLeader{"l1": leader})
 
 	// We still believe in epoch 0.
-	follower := newFakePartition("t", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
+	follower := newFakePartition("t", 0, logtest.New(t, logstore.DefaultConfig()), 0, 0)
 	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, follower)
 	waitFor(t, 5*time.Second, "fenced fetch", func() bool { return len(leader.fetchesOf(follower.tp())) == 1 })
 	for range 5 {
@@ -179,7 +180,7 @@ func TestUnreachableLeaderBackoffAndRecovery(t *testing.T) {
 	cfg.ReplicaFetchBackoff = time.Second
 	h := newHarness(t, cfg, map[string]*fakeLeader{"l1": leader})
 
-	follower := newFakePartition("t", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
+	follower := newFakePartition("t", 0, logtest.New(t, logstore.DefaultConfig()), 0, 0)
 	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, follower)
 	dials := func() int {
 		leader.mu.Lock()

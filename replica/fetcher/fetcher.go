@@ -78,7 +78,8 @@ func (f *fetcher) stop() []Partition {
 }
 
 // add starts p over, unless it is already fetching in the same leader
-// epoch (Kafka keeps the state then, reference §4.1.5).
+// epoch (Kafka keeps the state then:
+// AbstractFetcherManager.addFetcherForPartitions leaves it alone).
 func (f *fetcher) add(p Partition) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -171,7 +172,7 @@ func (f *fetcher) delayLocked(sts []*partitionState) {
 
 // request sends req to the leader, dialling first if needed. On an error
 // the connection is dropped and every partition of the round backs off
-// (reference §4.7, whole request failed).
+// (a failed request says nothing about any one partition, so all wait).
 func (f *fetcher) request(req kmsg.Request, sts []*partitionState) (kmsg.Response, bool) {
 	if f.conn == nil {
 		conn, err := f.dial.Dial(f.ctx, f.leader, f.clientID())

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/logstore/logtest"
 	"github.com/kbroker/kbroker/replica"
 )
 
@@ -35,14 +36,14 @@ func batchAt(t *testing.T, base int64, epoch int32, value string) logstore.Batch
 
 // memLogOf builds a log holding recs at offsets 0, 1, 2 ...; the log's
 // epoch cache follows the batches' epochs.
-func memLogOf(t *testing.T, recs ...rec) *logstore.MemLog {
+func memLogOf(t *testing.T, recs ...rec) *logstore.FileLog {
 	t.Helper()
-	l := logstore.NewMemLog(logstore.DefaultConfig())
+	l := logtest.New(t, logstore.DefaultConfig())
 	appendRecs(t, l, recs...)
 	return l
 }
 
-func appendRecs(t *testing.T, l *logstore.MemLog, recs ...rec) {
+func appendRecs(t *testing.T, l *logstore.FileLog, recs ...rec) {
 	t.Helper()
 	for _, r := range recs {
 		if _, err := l.AppendAsFollower([]logstore.Batch{batchAt(t, l.LogEndOffset(), r.epoch, r.value)}); err != nil {
@@ -64,13 +65,13 @@ func logBytes(t *testing.T, l logstore.Log) []byte {
 	return b
 }
 
-// fakePartition is a follower replica over a MemLog, with the follower HW
+// fakePartition is a follower replica over a log, with the follower HW
 // kept by replica.FollowerState as the broker's Partition does.
 type fakePartition struct {
 	topic string
 	index int32
 	id    [16]byte
-	log   *logstore.MemLog
+	log   *logstore.FileLog
 	epoch atomic.Int32
 
 	mu sync.Mutex
@@ -81,7 +82,7 @@ type fakePartition struct {
 	truncations []int64
 }
 
-func newFakePartition(topic string, index int32, log *logstore.MemLog, leaderEpoch int32, hw int64) *fakePartition {
+func newFakePartition(topic string, index int32, log *logstore.FileLog, leaderEpoch int32, hw int64) *fakePartition {
 	p := &fakePartition{topic: topic, index: index, log: log, fs: replica.NewFollowerState(-1, leaderEpoch, hw)}
 	copy(p.id[:], topic)
 	p.epoch.Store(leaderEpoch)
@@ -219,12 +220,12 @@ func newHarness(t *testing.T, cfg Config, leaders map[string]*fakeLeader) *harne
 
 // followFromEmpty has an empty follower of topic-0 fetch from l1, which
 // leads it at leaderEpoch with leaderLog, and waits until it caught up.
-func followFromEmpty(t *testing.T, topic string, leaderLog *logstore.MemLog, leaderEpoch int32) (*harness, *fakeLeader, *fakePartition) {
+func followFromEmpty(t *testing.T, topic string, leaderLog *logstore.FileLog, leaderEpoch int32) (*harness, *fakeLeader, *fakePartition) {
 	t.Helper()
 	leader := newFakeLeader()
 	leader.addPartition(topic, 0, leaderLog, leaderEpoch)
 	h := newHarness(t, testConfig(), map[string]*fakeLeader{"l1": leader})
-	follower := newFakePartition(topic, 0, logstore.NewMemLog(logstore.DefaultConfig()), leaderEpoch, 0)
+	follower := newFakePartition(topic, 0, logtest.New(t, logstore.DefaultConfig()), leaderEpoch, 0)
 	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, follower)
 	waitFor(t, 5*time.Second, "catch-up", caughtUp(leaderLog, follower.log))
 	return h, leader, follower
@@ -242,7 +243,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-func requireSameLog(t *testing.T, leader, follower *logstore.MemLog) {
+func requireSameLog(t *testing.T, leader, follower *logstore.FileLog) {
 	t.Helper()
 	if lb, fb := logBytes(t, leader), logBytes(t, follower); !bytes.Equal(lb, fb) {
 		t.Fatalf("logs differ: leader %d bytes LEO %d, follower %d bytes LEO %d", len(lb), leader.LogEndOffset(), len(fb), follower.LogEndOffset())
@@ -253,6 +254,6 @@ func requireSameLog(t *testing.T, leader, follower *logstore.MemLog) {
 	}
 }
 
-func caughtUp(leader, follower *logstore.MemLog) func() bool {
+func caughtUp(leader, follower *logstore.FileLog) func() bool {
 	return func() bool { return follower.LogEndOffset() == leader.LogEndOffset() }
 }

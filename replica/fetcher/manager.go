@@ -69,10 +69,10 @@ func FetcherID(topic string, partition int32, n int) int {
 }
 
 // AddPartitions makes this broker fetch parts from leader (LeaderAndIsr
-// "become follower", reference §4.1). A partition already fetching from
-// the same leader in the same leader epoch keeps its state; otherwise it
-// moves to leader's fetcher and starts over: truncation first, then
-// fetching.
+// "become follower", ReplicaManager.makeFollowers). A partition already
+// fetching from the same leader in the same leader epoch keeps its state;
+// otherwise it moves to leader's fetcher and starts over: truncation first,
+// then fetching.
 func (m *Manager) AddPartitions(leader BrokerEndpoint, parts ...Partition) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

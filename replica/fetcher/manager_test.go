@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/logstore/logtest"
 )
 
 // Kafka's getFetcherId uses Java's String.hashCode.
@@ -45,12 +46,12 @@ func TestFetcherIDMatchesKafka(t *testing.T) {
 func TestPartitionsSpreadOverFetchers(t *testing.T) {
 	leader := newFakeLeader()
 	var followers []*fakePartition
-	var leaderLogs []*logstore.MemLog
+	var leaderLogs []*logstore.FileLog
 	for i := range int32(12) {
 		l := memLogOf(t, recs(0, "x", "y")...)
 		leader.addPartition("spread", i, l, 0)
 		leaderLogs = append(leaderLogs, l)
-		followers = append(followers, newFakePartition("spread", i, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0))
+		followers = append(followers, newFakePartition("spread", i, logtest.New(t, logstore.DefaultConfig()), 0, 0))
 	}
 	cfg := testConfig()
 	cfg.NumReplicaFetchers = 3
@@ -127,8 +128,8 @@ func TestCloseStopsEveryGoroutine(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumReplicaFetchers = 2
 	h := newHarness(t, cfg, map[string]*fakeLeader{"hung": hung, "live": live})
-	fh := newFakePartition("h", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
-	fl := newFakePartition("l", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
+	fh := newFakePartition("h", 0, logtest.New(t, logstore.DefaultConfig()), 0, 0)
+	fl := newFakePartition("l", 0, logtest.New(t, logstore.DefaultConfig()), 0, 0)
 	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "hung"}, fh)
 	h.m.AddPartitions(BrokerEndpoint{ID: 3, Addr: "live"}, fl)
 	waitFor(t, 5*time.Second, "live catch-up", caughtUp(liveLog, fl.log))
@@ -153,7 +154,7 @@ func TestCloseStopsEveryGoroutine(t *testing.T) {
 }
 
 // OFFSET_OUT_OF_RANGE with a leader whose log ends below ours (an unclean
-// election): truncate to the leader's LEO (reference §4.6,
+// election): truncate to the leader's LEO (Kafka's
 // testFollowerFetchOutOfRangeHigh).
 func TestOutOfRangeHighTruncatesToLeaderEnd(t *testing.T) {
 	leaderLog := memLogOf(t, recs(0, "a", "b")...)
@@ -181,7 +182,7 @@ func TestOutOfRangeHighTruncatesToLeaderEnd(t *testing.T) {
 // OFFSET_OUT_OF_RANGE with a leader whose log starts above our LEO: the log
 // restarts at the leader's log start (testFollowerFetchOutOfRangeLow).
 func TestOutOfRangeLowRestartsAtLeaderStart(t *testing.T) {
-	leaderLog := logstore.NewMemLog(logstore.DefaultConfig())
+	leaderLog := logtest.New(t, logstore.DefaultConfig())
 	if err := leaderLog.TruncateFullyAndStartAt(10); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestOutOfRangeLowRestartsAtLeaderStart(t *testing.T) {
 	requireSameLog(t, leaderLog, follower.log)
 }
 
-func logstoreEqual(t *testing.T, a, b *logstore.MemLog) bool {
+func logstoreEqual(t *testing.T, a, b *logstore.FileLog) bool {
 	return a.LogEndOffset() == b.LogEndOffset() && string(logBytes(t, a)) == string(logBytes(t, b))
 }
 
@@ -210,7 +211,7 @@ func TestMaxLagGauge(t *testing.T) {
 	cfg.Registerer = reg
 	cfg.ReplicaFetchMaxBytes = 1
 	h := newHarness(t, cfg, map[string]*fakeLeader{"l1": leader})
-	follower := newFakePartition("t", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
+	follower := newFakePartition("t", 0, logtest.New(t, logstore.DefaultConfig()), 0, 0)
 	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, follower)
 	waitFor(t, 5*time.Second, "lag 4", func() bool { return h.m.MaxLag() == 4 })
 	if follower.LogEndOffset() != 1 {
@@ -254,7 +255,7 @@ func TestLeaderAddressChangeRedials(t *testing.T) {
 	old.addPartition("t", 0, leaderLog, 0)
 	moved.addPartition("t", 0, leaderLog, 0)
 	h := newHarness(t, testConfig(), map[string]*fakeLeader{"old": old, "new": moved})
-	follower := newFakePartition("t", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
+	follower := newFakePartition("t", 0, logtest.New(t, logstore.DefaultConfig()), 0, 0)
 	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "old"}, follower)
 	waitFor(t, 5*time.Second, "catch-up", caughtUp(leaderLog, follower.log))
 	old.set(func() { old.unreachable = true })
@@ -299,7 +300,7 @@ func TestFetchWithoutTopicIDUsesV12(t *testing.T) {
 	lp := leader.addPartition("t", 0, leaderLog, 0)
 	lp.id = [16]byte{}
 	h := newHarness(t, testConfig(), map[string]*fakeLeader{"l1": leader})
-	follower := newFakePartition("t", 0, logstore.NewMemLog(logstore.DefaultConfig()), 0, 0)
+	follower := newFakePartition("t", 0, logtest.New(t, logstore.DefaultConfig()), 0, 0)
 	follower.id = [16]byte{}
 	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, follower)
 	waitFor(t, 5*time.Second, "catch-up", caughtUp(leaderLog, follower.log))

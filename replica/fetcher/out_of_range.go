@@ -11,10 +11,10 @@ const (
 	earliestTimestamp = -2
 )
 
-// handleOutOfRange is Kafka's fetchOffsetAndTruncate (reference §4.6): a
-// leader whose LEO is below ours (unclean election) makes us truncate to
-// it; a leader whose log start is above our LEO makes us restart our log
-// there. Otherwise we fetch again from our LEO.
+// handleOutOfRange is Kafka's fetchOffsetAndTruncate: a leader whose LEO is
+// below ours (unclean election) makes us truncate to it; a leader whose log
+// start is above our LEO makes us restart our log there. Otherwise we fetch
+// again from our LEO.
 func (f *fetcher) handleOutOfRange(s sentPartition) {
 	leaderEnd, ok := f.listOffset(s, latestTimestamp)
 	if !ok {

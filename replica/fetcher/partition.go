@@ -15,7 +15,7 @@ type Partition interface {
 	Topic() string
 	Index() int32
 	// TopicID is the topic's id; all zero when unknown, which caps Fetch at
-	// v12 (names instead of ids, reference §2.13).
+	// v12 (names instead of ids).
 	TopicID() [16]byte
 	// CurrentLeaderEpoch is the leader epoch from the latest LeaderAndIsr,
 	// sent as CurrentLeaderEpoch so that the leader fences stale followers
@@ -25,7 +25,7 @@ type Partition interface {
 	LogStartOffset() int64
 	LogEndOffset() int64
 	// HighWatermark is the follower's own HW: the truncation point when its
-	// epoch cache is empty (reference §4.4).
+	// epoch cache is empty (nothing else is known to be committed).
 	HighWatermark() int64
 	// LeaderEpochEntries is the log's leader-epoch cache, ascending.
 	LeaderEpochEntries() []logstore.EpochEntry
@@ -38,10 +38,11 @@ type Partition interface {
 	// (FollowerState.Truncated).
 	TruncateTo(offset int64) error
 	// TruncateFullyAndStartAt empties the log and restarts it at offset
-	// (the leader's log start is above our LEO, reference §4.6).
+	// (the leader's log start is above our LEO).
 	TruncateFullyAndStartAt(offset int64) error
 	// SetLeaderHighWatermark applies a fetch response after its records
-	// were appended (reference §4.3.2): the log start offset moves up to
+	// were appended (UnifiedLog.maybeIncrementLogStartOffset and
+	// updateHighWatermark): the log start offset moves up to
 	// leaderLogStartOffset if that is higher, and the follower HW becomes
 	// min(leaderHighWatermark, own LEO), never below the log start
 	// (FollowerState.ApplyFetchResponse). A negative leaderLogStartOffset

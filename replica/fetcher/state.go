@@ -31,7 +31,7 @@ type partitionState struct {
 	leaderEpoch int32
 	phase       phase
 	// truncateToHW: the epoch cache is empty, so the only safe truncation
-	// point is the HW (reference §4.4).
+	// point is the HW.
 	truncateToHW bool
 	fetchOffset  int64
 	delayedUntil time.Time
@@ -39,7 +39,7 @@ type partitionState struct {
 }
 
 func newPartitionState(p Partition, truncateOnFetch bool) *partitionState {
-	cache := replica.NewEpochCache(p.LeaderEpochEntries())
+	cache := logstore.NewEpochCache(p.LeaderEpochEntries())
 	start := replica.StartFollowing(cache, truncateOnFetch, p.LogEndOffset(), p.HighWatermark())
 	st := &partitionState{
 		part:         topicPartitionOf(p),
@@ -57,8 +57,8 @@ func newPartitionState(p Partition, truncateOnFetch bool) *partitionState {
 
 func (s *partitionState) ready(now time.Time) bool { return !now.Before(s.delayedUntil) }
 
-func (s *partitionState) epochCache() *replica.EpochCache {
-	return replica.NewEpochCache(s.p.LeaderEpochEntries())
+func (s *partitionState) epochCache() *logstore.EpochCache {
+	return logstore.NewEpochCache(s.p.LeaderEpochEntries())
 }
 
 // lastFetchedEpoch is the epoch of the last batch in the log: the latest

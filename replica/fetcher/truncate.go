@@ -10,10 +10,11 @@ import (
 )
 
 // truncateRound resolves divergence for the partitions in the truncating
-// phase (reference §4.4): those without leader epochs truncate to their HW
-// at once; the others ask the leader with OffsetForLeaderEpoch where their
-// latest epoch ends and truncate there, asking again while the answer names
-// an epoch they never had (KIP-279). Reports whether it did anything.
+// phase (AbstractFetcherThread.truncateToEpochEndOffsets): those without
+// leader epochs truncate to their HW at once; the others ask the leader with
+// OffsetForLeaderEpoch where their latest epoch ends and truncate there,
+// asking again while the answer names an epoch they never had (KIP-279).
+// Reports whether it did anything.
 func (f *fetcher) truncateRound() bool {
 	f.mu.Lock()
 	sts := f.readyLocked(truncating, f.cfg.Clock.Now())
@@ -109,7 +110,8 @@ func (f *fetcher) applyTruncationLocked(st *partitionState, leader replica.Epoch
 
 // truncateLocked cuts st's log to offset (nothing when offset is at or
 // above the LEO) and makes offset the fetch offset. A storage error parks
-// the partition (reference §4.7, KAFKA_STORAGE_ERROR).
+// the partition: a broken log dir will not heal by retrying (Kafka marks
+// it failed and the controller moves the replica).
 func (f *fetcher) truncateLocked(st *partitionState, offset int64) bool {
 	leo := st.p.LogEndOffset()
 	if offset < leo {
@@ -127,7 +129,8 @@ func (f *fetcher) truncateLocked(st *partitionState, offset int64) bool {
 	return true
 }
 
-// fencedLocked handles a partition error from the leader (reference §4.7):
+// fencedLocked handles a partition error from the leader
+// (AbstractFetcherThread.onPartitionFenced and its error cases):
 // FENCED_LEADER_EPOCH for the epoch we still hold means the leader moved
 // on and the controller will tell us; the partition is parked. Any other
 // error is retried after the back-off: it reports true.

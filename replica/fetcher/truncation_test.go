@@ -8,7 +8,7 @@ import (
 )
 
 // A follower with a divergent suffix is truncated by leader epochs, never
-// by its HW, and ends with the leader's log (reference §4.4, §4.5, §4.9).
+// by its HW, and ends with the leader's log (KIP-101, KIP-279, KIP-320).
 // Names follow Kafka's tests.
 func TestTruncationScenarios(t *testing.T) {
 	cases := []struct {
@@ -25,31 +25,31 @@ func TestTruncationScenarios(t *testing.T) {
 		// firstFetches are the first (FetchOffset, LastFetchedEpoch) sent.
 		firstFetches [][2]int64
 	}{{
-		name:     "S1 committed record kept (KIP-101 scenario 1)",
+		name:     "committed record kept (KIP-101 scenario 1)",
 		follower: []rec{{0, "m0"}, {0, "m1"}}, followerHW: 1,
 		leader: []rec{{0, "m0"}, {0, "m1"}}, leaderEpoch: 1,
 		questions: []int32{0},
 	}, {
-		name:     "S2 shouldNotAllowDivergentLogs (KIP-101 scenario 2)",
+		name:     "shouldNotAllowDivergentLogs (KIP-101 scenario 2)",
 		follower: []rec{{0, "m0"}, {0, "m1"}}, followerHW: 2,
 		leader: []rec{{0, "m0"}, {1, "m2"}}, leaderEpoch: 1,
 		questions: []int32{0}, truncations: []int64{1},
 	}, {
 		// The leader answers (1, 2) for epoch 2; the follower's own end
-		// of epoch 1 is 1: cut there, done (reference §4.9 S4).
-		name:     "S4 KIP-279 fast leader failover",
+		// of epoch 1 is 1: cut there, done (KIP-279's fast failover case).
+		name:     "KIP-279 fast leader failover",
 		follower: []rec{{1, "m0"}, {2, "x1"}}, followerHW: 1,
 		leader: []rec{{1, "m0"}, {1, "m1"}, {3, "y2"}}, leaderEpoch: 3,
 		questions: []int32{2}, truncations: []int64{1},
 	}, {
-		name:     "S9 diverging epochs answered by OffsetForLeaderEpoch",
+		name:     "diverging epochs answered by OffsetForLeaderEpoch",
 		follower: []rec{{0, "a"}, {2, "b"}, {4, "c"}}, followerHW: 2,
 		leader: []rec{{0, "a"}, {2, "b"}, {5, "d"}}, leaderEpoch: 5,
 		questions: []int32{4}, truncations: []int64{2},
 	}, {
 		// Each answer names an epoch the follower never had, so it cuts
 		// to its own smaller epoch and asks again (KIP-279).
-		name:     "S10 testTruncation, multi-round",
+		name:     "testTruncation, multi-round",
 		follower: []rec{{0, "a"}, {2, "b"}, {4, "c"}}, followerHW: 2,
 		leader: []rec{{1, "x"}, {3, "y"}, {5, "z"}}, leaderEpoch: 5,
 		questions: []int32{4, 2, 0}, truncations: []int64{2, 1, 0},
@@ -59,13 +59,13 @@ func TestTruncationScenarios(t *testing.T) {
 		leader: []rec{{-1, "m0"}, {0, "m1"}}, leaderEpoch: 0,
 		truncations: []int64{1},
 	}, {
-		name: "S9 testDivergingEpochs, truncate on fetch", truncateOnFetch: true,
+		name: "testDivergingEpochs, truncate on fetch", truncateOnFetch: true,
 		follower: []rec{{0, "a"}, {2, "b"}, {4, "c"}}, followerHW: 2,
 		leader: []rec{{0, "a"}, {2, "b"}, {5, "d"}}, leaderEpoch: 5,
 		truncations:  []int64{2},
 		firstFetches: [][2]int64{{3, 4}, {2, 2}, {3, 5}},
 	}, {
-		name: "S10 testTruncation, truncate on fetch", truncateOnFetch: true,
+		name: "testTruncation, truncate on fetch", truncateOnFetch: true,
 		follower: []rec{{0, "a"}, {2, "b"}, {4, "c"}}, followerHW: 2,
 		leader: []rec{{1, "x"}, {3, "y"}, {5, "z"}}, leaderEpoch: 5,
 		truncations:  []int64{2, 1, 0},

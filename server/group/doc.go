@@ -18,9 +18,9 @@
 // (v10 names topics by id). Close stops all timers; ExpireOffsets is the
 // periodic retention pass, also callable directly.
 //
-// For tests: RealClock and FakeClock implement Clock (FakeClock fires due
-// timers inside Advance, so timeouts are tested without sleeping), and
-// MemOffsetsLog is an in-memory OffsetsLog.
+// RealClock implements Clock. The tests' FakeClock (fakeclock_test.go) fires
+// due timers inside Advance, so timeouts are tested without sleeping, and
+// their MemOffsetsLog (memlog_test.go) is an in-memory OffsetsLog.
 //
 // # Invariants
 //

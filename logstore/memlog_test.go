@@ -9,16 +9,18 @@ import (
 	"time"
 )
 
-// MemLog is FileLog's in-memory twin: the same segment rolling, retention,
-// truncation, epoch and compaction rules, with batches held in memory. It
-// is for tests of the packages above and for the conformance suite.
+// MemLog is FileLog's in-memory twin, for logstore's own tests: the same
+// segment rolling, retention, truncation, epoch and compaction rules, with
+// batches held in memory. The conformance suite runs on both, and the
+// differential tests check that FileLog does what this model does. Other
+// packages' tests use a real FileLog through logstore/logtest.
 type MemLog struct {
 	mu             sync.RWMutex
 	cfg            Config
 	segments       []*memSegment
 	logStartOffset int64
 	recoveryPoint  int64
-	epochs         epochCache
+	epochs         EpochCache
 	closed         bool
 	highWatermark  int64
 	now            func() time.Time
@@ -35,7 +37,10 @@ type memSegment struct {
 	created          time.Time
 }
 
-var _ Log = (*MemLog)(nil)
+var (
+	_ Log                 = (*MemLog)(nil)
+	_ HighWatermarkSetter = (*MemLog)(nil)
+)
 
 // NewMemLog returns an empty log starting at offset 0.
 func NewMemLog(cfg Config) *MemLog {
@@ -111,23 +116,23 @@ func (l *MemLog) SegmentBaseOffsets() []int64 {
 func (l *MemLog) LeaderEpochEntries() []EpochEntry {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return l.epochs.clone()
+	return l.epochs.Entries()
 }
 
 func (l *MemLog) AssignLeaderEpoch(epoch int32, startOffset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e, ok := l.epochs.latest(); ok && e.Epoch >= epoch {
+	if e, ok := l.epochs.Latest(); ok && e.Epoch >= epoch {
 		return nil
 	}
-	l.epochs.assign(epoch, startOffset)
+	l.epochs.Assign(epoch, startOffset)
 	return nil
 }
 
 func (l *MemLog) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return l.epochs.endOffsetFor(epoch, l.active().nextOffset)
+	return l.epochs.EndOffsetFor(epoch, l.active().nextOffset)
 }
 
 func (l *MemLog) AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTime int64) (AppendInfo, error) {
@@ -329,7 +334,7 @@ func (l *MemLog) dropLeading(n int) {
 	l.segments = append(l.segments[:0:0], l.segments[n:]...)
 	if b := l.segments[0].baseOffset; b > l.logStartOffset {
 		l.logStartOffset = b
-		l.epochs.truncateFromStart(b)
+		l.epochs.TruncateFromStart(b)
 	}
 }
 
@@ -372,7 +377,7 @@ func (l *MemLog) DeleteRecordsBefore(offset int64) error {
 		return nil
 	}
 	l.logStartOffset = offset
-	l.epochs.truncateFromStart(offset)
+	l.epochs.TruncateFromStart(offset)
 	n := 0
 	for n < len(l.segments)-1 && l.segments[n+1].baseOffset <= offset {
 		n++
@@ -409,7 +414,7 @@ func (l *MemLog) TruncateTo(offset int64) error {
 	}
 	l.segments[n-1] = s
 	l.recoveryPoint = min(l.recoveryPoint, s.nextOffset)
-	l.epochs.truncateFromEnd(s.nextOffset)
+	l.epochs.TruncateFromEnd(s.nextOffset)
 	return nil
 }
 

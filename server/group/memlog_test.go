@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// MemOffsetsLog is an in-memory OffsetsLog for tests and standalone tools.
+// MemOffsetsLog is an in-memory OffsetsLog for the coordinator's tests.
 // FailAppends makes Append fail, to exercise error paths.
 type MemOffsetsLog struct {
 	mu          sync.Mutex

@@ -1,16 +1,14 @@
-package replica
+package logstore
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/kbroker/kbroker/logstore"
 )
 
 // entriesString renders entries as "e:start e:start".
-func entriesString(es []logstore.EpochEntry) string {
+func entriesString(es []EpochEntry) string {
 	var b strings.Builder
 	for i, e := range es {
 		if i > 0 {
@@ -21,10 +19,16 @@ func entriesString(es []logstore.EpochEntry) string {
 	return b.String()
 }
 
+// epochEnd is an EndOffsetFor answer: (epoch, end offset).
+type epochEnd struct {
+	LeaderEpoch int32
+	EndOffset   int64
+}
+
 type epochQuery struct {
 	epoch int32
 	leo   int64
-	want  EpochEndOffset
+	want  epochEnd
 }
 
 // Cases from Kafka 3.9's LeaderEpochFileCacheTest, by name.
@@ -37,38 +41,38 @@ func TestEpochCacheKafkaCases(t *testing.T) {
 	a := func(e int32, o int64) op { return op{"assign", e, o} }
 	end := func(o int64) op { return op{"end", 0, o} }
 	start := func(o int64) op { return op{"start", 0, o} }
-	u := EpochEndOffset{UndefinedEpoch, UndefinedEpochOffset}
+	u := epochEnd{UndefinedEpoch, UndefinedEpochOffset}
 	cases := []struct {
 		name    string
 		ops     []op
 		entries string
 		queries []epochQuery
 	}{
-		{"shouldAddEpochAndMessageOffsetToCache", []op{a(2, 10)}, "2:10", []epochQuery{{2, 11, EpochEndOffset{2, 11}}}},
-		{"shouldReturnLogEndOffsetIfLatestEpochRequested", []op{a(2, 11), a(2, 12)}, "2:11", []epochQuery{{2, 14, EpochEndOffset{2, 14}}}},
+		{"shouldAddEpochAndMessageOffsetToCache", []op{a(2, 10)}, "2:10", []epochQuery{{2, 11, epochEnd{2, 11}}}},
+		{"shouldReturnLogEndOffsetIfLatestEpochRequested", []op{a(2, 11), a(2, 12)}, "2:11", []epochQuery{{2, 14, epochEnd{2, 14}}}},
 		{"shouldReturnUndefinedOffsetIfUndefinedEpochRequested", []op{a(2, 11), a(3, 12)}, "2:11 3:12", []epochQuery{{UndefinedEpoch, 0, u}}},
 		{"shouldNotOverwriteLogEndOffsetForALeaderEpochOnceItHasBeenAssigned", []op{a(2, 9), a(2, 10)}, "2:9", nil},
 		{"shouldEnforceMonotonicallyIncreasingStartOffsets", []op{a(2, 9), a(3, 9)}, "3:9", nil},
 		{"shouldNotOverwriteOffsetForALeaderEpochOnceItHasBeenAssigned", []op{a(2, 6), a(2, 10)}, "2:6", nil},
 		{"shouldReturnUnsupportedIfNoEpochRecorded", nil, "", []epochQuery{{0, 0, u}}},
 		{"shouldReturnUnsupportedIfNoEpochRecordedAndUndefinedEpochRequested", nil, "", []epochQuery{{UndefinedEpoch, 73, u}}},
-		{"shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch", []op{a(5, 11), a(6, 12), a(7, 13)}, "5:11 6:12 7:13", []epochQuery{{4, 0, EpochEndOffset{4, 11}}}},
+		{"shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch", []op{a(5, 11), a(6, 12), a(7, 13)}, "5:11 6:12 7:13", []epochQuery{{4, 0, epochEnd{4, 11}}}},
 		{"shouldTruncateIfMatchingEpochButEarlierStartingOffset", []op{a(5, 11), a(6, 12), a(7, 13), a(7, 12)}, "5:11 7:12",
-			[]epochQuery{{5, 0, EpochEndOffset{5, 12}}, {6, 0, EpochEndOffset{5, 12}}}},
+			[]epochQuery{{5, 0, epochEnd{5, 12}}, {6, 0, epochEnd{5, 12}}}},
 		{"shouldGetFirstOffsetOfSubsequentEpochWhenOffsetRequestedForPreviousEpoch", []op{a(1, 11), a(1, 12), a(2, 13), a(2, 14), a(3, 15), a(3, 16)}, "1:11 2:13 3:15",
-			[]epochQuery{{2, 17, EpochEndOffset{2, 15}}}},
+			[]epochQuery{{2, 17, epochEnd{2, 15}}}},
 		{"shouldReturnNextAvailableEpochIfThereIsNoExactEpochForTheOneRequested", []op{a(0, 10), a(2, 13), a(4, 17)}, "0:10 2:13 4:17",
-			[]epochQuery{{1, 0, EpochEndOffset{0, 13}}, {2, 0, EpochEndOffset{2, 17}}, {3, 0, EpochEndOffset{2, 17}}}},
+			[]epochQuery{{1, 0, epochEnd{0, 13}}, {2, 0, epochEnd{2, 17}}, {3, 0, epochEnd{2, 17}}}},
 		{"shouldNotUpdateEpochAndStartOffsetIfItDidNotChange", []op{a(2, 6), a(2, 7)}, "2:6", nil},
 		{"shouldReturnInvalidOffsetIfEpochIsRequestedWhichIsNotCurrentlyTracked", []op{a(2, 100)}, "2:100", []epochQuery{{3, 100, u}}},
-		{"shouldSupportEpochsThatDoNotStartFromZero", []op{a(2, 6)}, "2:6", []epochQuery{{2, 7, EpochEndOffset{2, 7}}}},
+		{"shouldSupportEpochsThatDoNotStartFromZero", []op{a(2, 6)}, "2:6", []epochQuery{{2, 7, epochEnd{2, 7}}}},
 		{"shouldEnforceMonotonicallyIncreasingEpochs", []op{a(1, 5), a(2, 6), a(1, 7)}, "1:7",
-			[]epochQuery{{1, 8, EpochEndOffset{1, 8}}, {2, 8, u}}},
+			[]epochQuery{{1, 8, epochEnd{1, 8}}, {2, 8, u}}},
 		{"shouldEnforceOffsetsIncreaseMonotonically", []op{a(2, 6), a(3, 5)}, "3:5", nil},
 		{"shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes", []op{a(0, 0), a(1, 0), a(2, 5)}, "1:0 2:5",
-			[]epochQuery{{2, 10, EpochEndOffset{2, 10}}, {1, 10, EpochEndOffset{1, 5}}, {0, 10, EpochEndOffset{0, 0}}}},
+			[]epochQuery{{2, 10, epochEnd{2, 10}}, {1, 10, epochEnd{1, 5}}, {0, 10, epochEnd{0, 0}}}},
 		{"shouldIncreaseAndTrackEpochsAsFollowerReceivesManyMessages", []op{a(0, 0), a(0, 1), a(0, 2), a(1, 3), a(1, 4), a(1, 5), a(2, 6), a(2, 7), a(2, 8)}, "0:0 1:3 2:6",
-			[]epochQuery{{2, 9, EpochEndOffset{2, 9}}, {0, 9, EpochEndOffset{0, 3}}, {1, 9, EpochEndOffset{1, 6}}}},
+			[]epochQuery{{2, 9, epochEnd{2, 9}}, {0, 9, epochEnd{0, 3}}, {1, 9, epochEnd{1, 6}}}},
 		{"shouldDropEntriesOnEpochBoundaryWhenRemovingLatestEntries", []op{a(2, 6), a(3, 8), a(4, 11), end(8)}, "2:6", nil},
 		{"shouldPreserveResetOffsetOnClearEarliestIfOneExists", []op{a(2, 6), a(3, 8), a(4, 11), start(8)}, "3:8 4:11", nil},
 		{"shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs", []op{a(2, 6), a(3, 8), a(4, 11), start(9)}, "3:9 4:11", nil},
@@ -82,9 +86,9 @@ func TestEpochCacheKafkaCases(t *testing.T) {
 		{"shouldNotResetEpochHistoryTailIfUndefinedPassed", []op{a(2, 6), a(3, 8), a(4, 11), end(UndefinedEpochOffset)}, "2:6 3:8 4:11", nil},
 		{"shouldFetchEndOffsetOfEmptyCache", nil, "", []epochQuery{{7, 0, u}}},
 		{"shouldIgnoreNegativeEpochsAndOffsets", []op{a(-1, 5), a(2, -1)}, "", nil},
-		{"reference §4.8: {2:100} ask 3", []op{a(2, 100)}, "2:100", []epochQuery{{3, 200, u}}},
-		{"reference §4.8: {0:10 2:13 4:17} ask 1 and 3", []op{a(0, 10), a(2, 13), a(4, 17)}, "0:10 2:13 4:17",
-			[]epochQuery{{1, 20, EpochEndOffset{0, 13}}, {3, 20, EpochEndOffset{2, 17}}, {4, 20, EpochEndOffset{4, 20}}}},
+		{"endOffsetFor example: {2:100} ask 3", []op{a(2, 100)}, "2:100", []epochQuery{{3, 200, u}}},
+		{"endOffsetFor example: {0:10 2:13 4:17} ask 1 and 3", []op{a(0, 10), a(2, 13), a(4, 17)}, "0:10 2:13 4:17",
+			[]epochQuery{{1, 20, epochEnd{0, 13}}, {3, 20, epochEnd{2, 17}}, {4, 20, epochEnd{4, 20}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +108,8 @@ func TestEpochCacheKafkaCases(t *testing.T) {
 				t.Fatalf("entries = %q, want %q", got, tc.entries)
 			}
 			for _, q := range tc.queries {
-				if got := c.EndOffsetFor(q.epoch, q.leo); got != q.want {
+				e, o := c.EndOffsetFor(q.epoch, q.leo)
+				if got := (epochEnd{e, o}); got != q.want {
 					t.Errorf("EndOffsetFor(%d, %d) = %+v, want %+v", q.epoch, q.leo, got, q.want)
 				}
 			}
@@ -114,7 +119,7 @@ func TestEpochCacheKafkaCases(t *testing.T) {
 
 // An undefined start offset leaves the cache alone, like an undefined end.
 func TestEpochCacheTruncateFromStartUndefinedIsNoop(t *testing.T) {
-	c := NewEpochCache([]logstore.EpochEntry{{Epoch: 2, StartOffset: 6}, {Epoch: 3, StartOffset: 8}})
+	c := NewEpochCache([]EpochEntry{{Epoch: 2, StartOffset: 6}, {Epoch: 3, StartOffset: 8}})
 	if c.TruncateFromStart(UndefinedEpochOffset) {
 		t.Fatal("TruncateFromStart(-1) changed the cache")
 	}
@@ -144,10 +149,10 @@ func TestEpochCachePreviousEpoch(t *testing.T) {
 
 // Entries returns a copy: mutating it must not change the cache.
 func TestEpochCacheEntriesIsACopy(t *testing.T) {
-	c := NewEpochCache([]logstore.EpochEntry{{Epoch: 1, StartOffset: 0}})
+	c := NewEpochCache([]EpochEntry{{Epoch: 1, StartOffset: 0}})
 	es := c.Entries()
 	es[0].StartOffset = 99
-	if !slices.Equal(c.Entries(), []logstore.EpochEntry{{Epoch: 1, StartOffset: 0}}) {
+	if !slices.Equal(c.Entries(), []EpochEntry{{Epoch: 1, StartOffset: 0}}) {
 		t.Fatal("Entries aliases the cache")
 	}
 }
@@ -159,5 +164,34 @@ func checkEpochCacheMonotonic(t *testing.T, c *EpochCache) {
 		if es[i].Epoch <= es[i-1].Epoch || es[i].StartOffset <= es[i-1].StartOffset {
 			t.Fatalf("epoch cache not strictly ascending: %s", entriesString(es))
 		}
+	}
+}
+
+func TestEpochCacheRules(t *testing.T) {
+	// Examples from LeaderEpochFileCacheTest.
+	c := NewEpochCache([]EpochEntry{{5, 11}, {6, 12}, {7, 13}})
+	if e, o := c.EndOffsetFor(4, 100); e != 4 || o != 11 {
+		t.Fatalf("ask 4: %d %d", e, o)
+	}
+	c = NewEpochCache([]EpochEntry{{0, 10}, {2, 13}, {4, 17}})
+	if e, o := c.EndOffsetFor(1, 100); e != 0 || o != 13 {
+		t.Fatalf("ask 1: %d %d", e, o)
+	}
+	if e, o := c.EndOffsetFor(3, 100); e != 2 || o != 17 {
+		t.Fatalf("ask 3: %d %d", e, o)
+	}
+	c = NewEpochCache([]EpochEntry{{2, 100}})
+	if e, o := c.EndOffsetFor(3, 200); e != -1 || o != -1 {
+		t.Fatalf("ask 3 of {2:100}: %d %d", e, o)
+	}
+	// assign removes contradicting entries.
+	c = NewEpochCache([]EpochEntry{{1, 0}, {2, 10}, {3, 20}})
+	c.Assign(2, 5)
+	if es := c.Entries(); len(es) != 2 || es[1] != (EpochEntry{2, 5}) {
+		t.Fatalf("assign: %v", es)
+	}
+	c.TruncateFromStart(7)
+	if es := c.Entries(); len(es) != 1 || es[0] != (EpochEntry{2, 7}) {
+		t.Fatalf("truncateFromStart: %v", es)
 	}
 }
