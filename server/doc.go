@@ -7,21 +7,23 @@
 // cluster mode, then flushes logs and writes the clean-shutdown marker).
 // Broker implements protocol.Handler.
 //
-// Standalone (zookeeper.connect unset) the broker keeps its topic table in
-// a file in the first log dir and leads every partition. In cluster mode
-// (cluster*.go) the ZooKeeper side is a controller.Node; the topic table is
-// rebuilt from the controller's UpdateMetadata, hosted replicas come and go
-// with LeaderAndIsr and StopReplica, followers are fed by the fetcher
-// manager (replica/fetcher), and admin operations go through the Node.
+// Every broker runs the cluster path; a broker without zookeeper.connect
+// is a cluster of one whose metadata store is a controller.LocalStore in
+// its first log dir (local_store.go), which is the only place the two
+// differ. The cluster side is a controller.Node (cluster*.go): the topic
+// table is rebuilt from the controller's UpdateMetadata, hosted replicas
+// (replica.Manager) come and go with LeaderAndIsr and StopReplica, and
+// admin operations go through the Node. The controller reaches its own
+// broker in-process (selfRequest). No handler file asks which store is in
+// use; mode_fork_lint_test.go keeps it so.
 //
 // Registration: every handler file calls register in an init function with
 // its API key and the version range it serves; that table is the only
 // source of truth for dispatch and for the ApiVersions answer.
 //
-// Locks: Broker.mu guards the topic table (topics, topicsByID). It is never
-// held while calling into a partition, the log store or the group
-// coordinator. Topic creation and deletion are serialised by Broker.adminMu,
-// which is taken before mu. In cluster mode clusterState.mu guards the
-// metadata cache and the hosted replicas; order: adminMu, clusterState.mu,
-// mu. Partition locks are taken after all of them.
+// Locks: Broker.mu guards writes of the topic table (readers load the
+// snapshot). clusterState.mu guards the metadata cache and fences
+// controller requests; the replica manager's lock guards the hosted
+// replicas. Order: clusterState.mu, the replica manager's, Broker.mu,
+// then a partition's. None is held while waiting for the controller.
 package server
