@@ -31,25 +31,44 @@ import (
 // topic appearing before FindCoordinator succeeds — and both brokers are
 // waited for the same way; an answer itself is never retried.
 func TestSameAnswers(t *testing.T) {
-	c := harness.StartCluster(t, 1)
+	runSameAnswers(t, nil, sameSteps())
+}
+
+// The same with Kafka's defaults for the settings a single broker cannot
+// satisfy: replication factors of 3 and no auto-creation. A one-broker
+// cluster and a standalone broker must refuse, or place, alike.
+func TestSameAnswersKafkaDefaults(t *testing.T) {
+	runSameAnswers(t, []string{
+		"auto.create.topics.enable=false",
+		"default.replication.factor=3",
+		"offsets.topic.replication.factor=3",
+		"transaction.state.log.replication.factor=3",
+	}, sameDefaultsSteps())
+}
+
+// runSameAnswers starts a one-broker ZooKeeper cluster and a standalone
+// broker configured alike, plus overrides for both, and runs the steps
+// against each.
+func runSameAnswers(t *testing.T, overrides []string, steps []sameStep) {
+	c := harness.StartCluster(t, 1, overrides...)
 	cb := c.Brokers[0]
 	// The settings the cluster harness gives its brokers, so that the two
 	// differ only in zookeeper.connect.
-	sa := harness.StartBroker(t,
+	sa := harness.StartBroker(t, append([]string{
 		"broker.id=1",
 		"default.replication.factor=1",
 		"transaction.state.log.replication.factor=1",
 		"zookeeper.session.timeout.ms=6000",
 		"replica.lag.time.max.ms=6000",
 		"controlled.shutdown.retry.backoff.ms=500",
-	)
+	}, overrides...)...)
 	sides := [2]*sameSide{
 		newSameSide(t, "standalone", sa.Addr, sa.LogDir, ""),
 		newSameSide(t, "cluster", cb.Addr, cb.LogDir, c.ZK.Addr),
 	}
 
 	var all []sameDiff
-	for _, st := range sameSteps() {
+	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			var answers [2]any
 			for i, s := range sides {
@@ -616,34 +635,7 @@ func sameSteps() []sameStep {
 			}, nil
 		}},
 		{"FindCoordinator once the offsets topic exists", func(ctx context.Context, s *sameSide) (any, error) {
-			// The first FindCoordinator creates __consumer_offsets; Kafka
-			// answers COORDINATOR_NOT_AVAILABLE until its leaders are
-			// known. Poll (bounded) until it does not, then compare.
-			var last any
-			for attempt := 0; attempt < 100; attempt++ {
-				req := kmsg.NewPtrFindCoordinatorRequest()
-				req.CoordinatorKey = sameGroup
-				req.CoordinatorKeys = []string{sameGroup}
-				resp, err := s.send(ctx, req)
-				if err != nil {
-					return nil, err
-				}
-				last = resp
-				r := resp.(*kmsg.FindCoordinatorResponse)
-				ok := r.ErrorCode == 0 && len(r.Coordinators) <= 1
-				for _, c := range r.Coordinators {
-					ok = ok && c.ErrorCode == 0
-				}
-				if ok {
-					return resp, nil
-				}
-				select {
-				case <-ctx.Done():
-					return nil, fmt.Errorf("no coordinator: %v; last answer %s", ctx.Err(), compactJSON(last))
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
-			return nil, fmt.Errorf("no coordinator after 100 tries; last answer %s", compactJSON(last))
+			return s.findCoordinator(ctx, 20*time.Second)
 		}},
 		{"JoinGroup twice (member id required, then joined)", func(ctx context.Context, s *sameSide) (any, error) {
 			join := func(member string) (*kmsg.JoinGroupResponse, any) {
@@ -840,8 +832,14 @@ func sameSteps() []sameStep {
 				"4 unknown partition":       alter(map[int32][]int32{9: {1}}),
 				"5 list, all":               list(false),
 				"6 list, named":             list(true),
-				"7 Metadata after":          ask(ctx, s, metadataReq(false, sameDataT)),
 			}, nil
+		}},
+		{"Metadata a moment after the reassignment", func(ctx context.Context, s *sameSide) (any, error) {
+			// The controller's leader-epoch change reaches the broker's
+			// metadata after the answer; a one-broker cluster needs
+			// milliseconds. The same fixed pause on both, not a retry.
+			time.Sleep(time.Second)
+			return s.metadataAnswer(ctx, false, sameDataT)
 		}},
 		{"DeleteTopics, then Metadata and CreateTopics at once", func(ctx context.Context, s *sameSide) (any, error) {
 			out := map[string]any{
@@ -854,6 +852,13 @@ func sameSteps() []sameStep {
 			all.Topics = nil
 			out["5 Metadata all topics right after"] = ask(ctx, s, all)
 			return out, nil
+		}},
+		{"ControlledShutdown for a broker that is not registered", func(ctx context.Context, s *sameSide) (any, error) {
+			// Broker 7 does not exist, so no leadership moves: the answer
+			// is the controller's refusal, whichever mode.
+			req := kmsg.NewPtrControlledShutdownRequest()
+			req.BrokerID, req.BrokerEpoch = 7, -1
+			return ask(ctx, s, req), nil
 		}},
 	}
 }
@@ -886,4 +891,65 @@ func offsetDeleteReq(group, topic string, partitions ...int32) *kmsg.OffsetDelet
 	}
 	req.Topics = append(req.Topics, rt)
 	return req
+}
+
+// findCoordinator polls FindCoordinator for sameGroup until it names a
+// coordinator or patience runs out, and returns the last answer. The first
+// FindCoordinator creates __consumer_offsets, and Kafka answers
+// COORDINATOR_NOT_AVAILABLE until that topic's leaders are known (or for
+// as long as it cannot be created): the settled answer is compared.
+func (s *sameSide) findCoordinator(ctx context.Context, patience time.Duration) (any, error) {
+	deadline := time.Now().Add(patience)
+	var last any
+	for attempt := 0; attempt < 200; attempt++ {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey = sameGroup
+		req.CoordinatorKeys = []string{sameGroup}
+		resp, err := s.send(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		last = resp
+		r := resp.(*kmsg.FindCoordinatorResponse)
+		ok := r.ErrorCode == 0 && len(r.Coordinators) <= 1
+		for _, c := range r.Coordinators {
+			ok = ok && c.ErrorCode == 0
+		}
+		if ok || time.Now().After(deadline) {
+			return resp, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("FindCoordinator: %v; last answer %s", ctx.Err(), compactJSON(last))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return last, nil
+}
+
+// sameDefaultsSteps are for brokers with Kafka's defaults of replication
+// factor 3 and auto.create.topics.enable=false.
+func sameDefaultsSteps() []sameStep {
+	return []sameStep{
+		{"Metadata unknown topic, auto-create asked for but disabled", func(ctx context.Context, s *sameSide) (any, error) {
+			return s.metadataAnswer(ctx, true, sameAutoT)
+		}},
+		{"CreateTopics with the default replication factor of 3", func(ctx context.Context, s *sameSide) (any, error) {
+			return map[string]any{
+				"validate-only": ask(ctx, s, createTopicsReq(true, newTopic("same-default-rf", 1, -1))),
+				"create":        ask(ctx, s, createTopicsReq(false, newTopic("same-default-rf", 1, -1))),
+				"Metadata":      ask(ctx, s, metadataReq(false, "same-default-rf")),
+			}, nil
+		}},
+		{"FindCoordinator with offsets.topic.replication.factor=3, after 5 s at most", func(ctx context.Context, s *sameSide) (any, error) {
+			return s.findCoordinator(ctx, 5*time.Second)
+		}},
+		{"Metadata of __consumer_offsets then", func(ctx context.Context, s *sameSide) (any, error) {
+			return s.metadataAnswer(ctx, false, "__consumer_offsets")
+		}},
+		{"DescribeConfigs broker replication settings", func(ctx context.Context, s *sameSide) (any, error) {
+			return ask(ctx, s, describeConfigsReq(true, configResource(kmsg.ConfigResourceTypeBroker, "1",
+				"auto.create.topics.enable", "default.replication.factor", "offsets.topic.replication.factor", "transaction.state.log.replication.factor"))), nil
+		}},
+	}
 }
