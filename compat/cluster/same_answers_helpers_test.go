@@ -404,7 +404,7 @@ func (s *sameSide) normaliseTree(v any) any {
 		}
 		if name, _ := v["Name"].(string); name == "zookeeper.connect" {
 			out["Value"] = "<zookeeper.connect: the mode>"
-			delete(out, "Synonyms")
+			delete(out, "ConfigSynonyms")
 			delete(out, "Source")
 			delete(out, "ReadOnly")
 			delete(out, "IsDefault")
