@@ -349,6 +349,7 @@ const (
 	sameIdemT    = "same-idem"
 	sameAutoT    = "same-auto"
 	sameAssigned = "same-assigned"
+	sameMinISR   = "same-min-isr"
 )
 
 // sameSteps are run in order; later steps use the topics, records, group
@@ -425,15 +426,16 @@ func sameSteps() []sameStep {
 			return ask(ctx, s, createTopicsReq(false,
 				newTopic(sameDataT, 2, 1, "retention.ms=3600000", "message.timestamp.type=CreateTime"),
 				newTopic(sameIdemT, 1, -1),
+				newTopic(sameMinISR, 1, 1, "min.insync.replicas=2"),
 				assignedTopic(sameAssigned, []int32{1}, []int32{1}))), nil
 		}},
 		{"Metadata of the created topics once their leaders are known", func(ctx context.Context, s *sameSide) (any, error) {
-			for tp, n := range map[string]int{sameDataT: 2, sameIdemT: 1, sameAssigned: 2} {
+			for tp, n := range map[string]int{sameDataT: 2, sameIdemT: 1, sameMinISR: 1, sameAssigned: 2} {
 				if err := s.waitLeaders(ctx, tp, n); err != nil {
 					return nil, err
 				}
 			}
-			return s.metadataAnswer(ctx, false, sameDataT, sameIdemT, sameAssigned)
+			return s.metadataAnswer(ctx, false, sameDataT, sameIdemT, sameMinISR, sameAssigned)
 		}},
 		{"CreateTopics existing topic", func(ctx context.Context, s *sameSide) (any, error) {
 			return ask(ctx, s, createTopicsReq(false, newTopic(sameDataT, 2, 1))), nil
@@ -475,6 +477,15 @@ func sameSteps() []sameStep {
 				time.Sleep(100 * time.Millisecond)
 			}
 			return map[string]any{"Produce": produced, "ListOffsets latest": latest}, nil
+		}},
+		{"Produce with fewer in-sync replicas than min.insync.replicas", func(ctx context.Context, s *sameSide) (any, error) {
+			batch := encodeBatch(-1, -1, -1, sameRecord{"m", "v", 0})
+			return map[string]any{
+				"1 acks=-1":               askVia(ctx, s, "all", produceRequest(sameMinISR, 0, batch)),
+				"2 acks=1":                askVia(ctx, s, "leader", produceRequest(sameMinISR, 0, batch)),
+				"3 ListOffsets latest":    ask(ctx, s, listOffsetsReq(0, sameMinISR, map[int32]int64{0: -1})),
+				"4 DescribeConfigs topic": ask(ctx, s, describeConfigsReq(false, configResource(kmsg.ConfigResourceTypeTopic, sameMinISR, "min.insync.replicas"))),
+			}, nil
 		}},
 		{"Produce unknown topic and partition", func(ctx context.Context, s *sameSide) (any, error) {
 			batch := encodeBatch(-1, -1, -1, sameRecord{"k", "v", 0})
@@ -538,6 +549,26 @@ func sameSteps() []sameStep {
 				"same-data out of range": fetchAnswer(ctx, s, fetchReq(sameDataT, id, map[int32]int64{0: 100})),
 				"same-idem from 0":       fetchAnswer(ctx, s, fetchReq(sameIdemT, idemID, map[int32]int64{0: 0})),
 			}, nil
+		}},
+		{"Fetch and ListOffsets with the current, no and a future leader epoch", func(ctx context.Context, s *sameSide) (any, error) {
+			id, err := s.topicID(ctx, sameDataT)
+			if err != nil {
+				return nil, err
+			}
+			epoch, err := s.leaderEpoch(ctx, sameDataT, 0)
+			if err != nil {
+				return nil, err
+			}
+			out := map[string]any{}
+			for name, e := range map[string]int32{"current": epoch, "none (-1)": -1, "future": epoch + 1} {
+				f := fetchReq(sameDataT, id, map[int32]int64{0: 0})
+				f.Topics[0].Partitions[0].CurrentLeaderEpoch = e
+				out["Fetch, "+name] = fetchAnswer(ctx, s, f)
+				lo := listOffsetsReq(0, sameDataT, map[int32]int64{0: -1})
+				lo.Topics[0].Partitions[0].CurrentLeaderEpoch = e
+				out["ListOffsets, "+name] = ask(ctx, s, lo)
+			}
+			return out, nil
 		}},
 		{"ListOffsets", func(ctx context.Context, s *sameSide) (any, error) {
 			out := map[string]any{}
@@ -853,6 +884,26 @@ func sameSteps() []sameStep {
 			out["5 Metadata all topics right after"] = ask(ctx, s, all)
 			return out, nil
 		}},
+		{"Create, delete and re-create a topic, each once settled", func(ctx context.Context, s *sameSide) (any, error) {
+			const topic = "same-recreated"
+			out := map[string]any{"1 CreateTopics": ask(ctx, s, createTopicsReq(false, newTopic(topic, 1, 1)))}
+			if err := s.waitLeaders(ctx, topic, 1); err != nil {
+				return nil, err
+			}
+			out["2 DeleteTopics"] = ask(ctx, s, deleteTopicsReq(topic))
+			// Kafka answers DeleteTopics once the topic is gone; where it
+			// is not gone yet, wait (bounded) so that the re-creation is
+			// compared on its own (the step before compares "right after").
+			if err := s.waitGone(ctx, topic); err != nil {
+				return nil, err
+			}
+			out["3 CreateTopics again"] = ask(ctx, s, createTopicsReq(false, newTopic(topic, 1, 1)))
+			if err := s.waitLeaders(ctx, topic, 1); err != nil {
+				return nil, err
+			}
+			out["4 Metadata once the leader is known"] = ask(ctx, s, metadataReq(false, topic))
+			return out, nil
+		}},
 		{"ControlledShutdown for a broker that is not registered", func(ctx context.Context, s *sameSide) (any, error) {
 			// Broker 7 does not exist, so no leadership moves: the answer
 			// is the controller's refusal, whichever mode.
@@ -952,4 +1003,26 @@ func sameDefaultsSteps() []sameStep {
 				"auto.create.topics.enable", "default.replication.factor", "offsets.topic.replication.factor", "transaction.state.log.replication.factor"))), nil
 		}},
 	}
+}
+
+// waitGone polls Metadata (bounded) until topic is unknown.
+func (s *sameSide) waitGone(ctx context.Context, topic string) error {
+	var last string
+	for attempt := 0; attempt < 100; attempt++ {
+		resp, err := s.metadata(ctx, false, topic)
+		switch {
+		case err != nil:
+			last = err.Error()
+		case len(resp.Topics) == 1 && resp.Topics[0].ErrorCode == 3:
+			return nil
+		default:
+			last = compactJSON(resp.Topics)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s still listed: %v (last: %s)", topic, ctx.Err(), last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s still listed after 100 polls (last: %s)", topic, last)
 }
