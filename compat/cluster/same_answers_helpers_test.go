@@ -294,8 +294,8 @@ func decodeBatches(raw []byte) []decodedBatch {
 //   - ThrottleMillis (load-dependent), UnknownTags;
 //   - Port, and the broker's address, log dir and ZooKeeper address inside
 //     any string (listeners, log.dirs, a log dir's path);
-//   - the value of the zookeeper.connect config, which is what makes the
-//     two modes differ;
+//   - the zookeeper.connect config entry, which is what makes the two
+//     modes differ;
 //   - TopicID, ClusterID and group member ids, by order of first
 //     appearance on this broker (so a changed id still shows);
 //   - TotalBytes and UsableBytes of a log dir (the disk's, not ours).
@@ -402,13 +402,6 @@ func (s *sameSide) normaliseTree(v any) any {
 			}
 			out[k] = s.normaliseTree(x)
 		}
-		if name, _ := v["Name"].(string); name == "zookeeper.connect" {
-			out["Value"] = "<zookeeper.connect: the mode>"
-			delete(out, "ConfigSynonyms")
-			delete(out, "Source")
-			delete(out, "ReadOnly")
-			delete(out, "IsDefault")
-		}
 		return out
 	case []any:
 		items := make([]any, len(v))
@@ -416,6 +409,10 @@ func (s *sameSide) normaliseTree(v any) any {
 			items[i] = s.normaliseTree(x)
 		}
 		if keyed := keyByField(items); keyed != nil {
+			// zookeeper.connect is what makes the two modes: the cluster
+			// broker has one, the standalone broker none, and kbroker
+			// lists a nullable broker config only when it is set.
+			delete(keyed, "Name=zookeeper.connect")
 			return keyed
 		}
 		return items
