@@ -95,9 +95,9 @@ func (c *kafkaController) processPreferredReplicaElection() error {
 	if derr != nil {
 		c.log.Warn("ignoring unreadable preferred replica election", "err", derr)
 	} else {
-		ps := make([]TopicPartition, len(tps))
+		ps := make([]topicPartition, len(tps))
 		for i, tp := range tps {
-			ps[i] = TopicPartition(tp)
+			ps[i] = topicPartition(tp)
 		}
 		if _, err := c.electLeadersAPI(ElectPreferred, ps); err != nil {
 			return err
@@ -107,5 +107,20 @@ func (c *kafkaController) processPreferredReplicaElection() error {
 	if errors.Is(err, errNoNode) {
 		return nil
 	}
+	return err
+}
+
+// processTopicUncleanLeaderElectionEnable elects leaders for the topic's
+// offline partitions now that unclean election is allowed.
+func (c *kafkaController) processTopicUncleanLeaderElectionEnable(topic string) error {
+	var offline []topicPartition
+	for _, tp := range c.ctx.partitionsOfTopic(topic) {
+		if c.ctx.states[tp] == partitionOffline && !c.ctx.topicsToDelete[topic] {
+			offline = append(offline, tp)
+		}
+	}
+	b := newRequestBatch(c.ctx)
+	_, err := c.electLeaders(b, offline, offlineElection, false)
+	c.sendBatch(b)
 	return err
 }

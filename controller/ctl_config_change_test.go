@@ -10,10 +10,9 @@ import (
 // partitions; notifications older than the controller are not replayed.
 func TestUncleanEnabledThroughConfigChange(t *testing.T) {
 	h := newCtlHarness(t, 1, 2, 3)
-	other := &Node{zk: h.admin, status: noController}
 	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
 	h.createTopic("idle", map[int32][]int32{0: {1, 2}})
-	if err := other.SetTopicConfig(t.Context(), "idle", map[string]string{"retention.ms": "5"}); err != nil {
+	if err := setTopicConfig(h.admin, "idle", map[string]string{"retention.ms": "5"}); err != nil {
 		t.Fatal(err)
 	}
 	h.becomeController(3)
@@ -23,14 +22,14 @@ func TestUncleanEnabledThroughConfigChange(t *testing.T) {
 	if s, _ := h.state("orders", 0); s.Leader != -1 {
 		t.Fatalf("setup: %+v", s)
 	}
-	if err := other.SetTopicConfig(t.Context(), "orders", map[string]string{"unclean.leader.election.enable": "false"}); err != nil {
+	if err := setTopicConfig(h.admin, "orders", map[string]string{"unclean.leader.election.enable": "false"}); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
 	if s, _ := h.state("orders", 0); s.Leader != -1 {
 		t.Fatalf("elected with unclean election off: %+v", s)
 	}
-	if err := other.SetTopicConfig(t.Context(), "orders", map[string]string{"unclean.leader.election.enable": "true"}); err != nil {
+	if err := setTopicConfig(h.admin, "orders", map[string]string{"unclean.leader.election.enable": "true"}); err != nil {
 		t.Fatal(err)
 	}
 	h.run()

@@ -99,7 +99,7 @@ func TestControlledShutdown(t *testing.T) {
 func TestControlledShutdownReportsRemaining(t *testing.T) {
 	_, c := newLoneLeaderHarness(t)
 	remaining, err := c.controlledShutdown(1, -1)
-	if err != nil || !slices.Equal(remaining, []TopicPartition{{"orders", 0}}) {
+	if err != nil || !slices.Equal(remaining, []topicPartition{{"orders", 0}}) {
 		t.Fatalf("remaining %v err %v", remaining, err)
 	}
 }

@@ -2,9 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -54,13 +51,6 @@ func (p *isrChangePropagator) restore(tps []topicPartition) {
 	}
 }
 
-// writeIsrChangeNotification creates one persistent sequential
-// /isr_change_notification/isr_change_ node listing the partitions.
-func writeIsrChangeNotification(zk zkClient, tps []topicPartition) error {
-	_, err := zk.Create(isrChangeNotificationPath+"/"+isrChangePrefix, encodePartitionList(tps), modePersistentSequential)
-	return err
-}
-
 // RecordIsrChange notes that this broker, as the partition's leader,
 // changed its ISR in ZooKeeper (UpdateIsr); the change is announced to the
 // controller by the isr-change-propagation task.
@@ -97,24 +87,6 @@ func (n *Node) propagateIsrChanges(ctx context.Context) {
 	}
 }
 
-// LeaderAndIsr is a partition state as a leader writes it to
-// /brokers/topics/<t>/partitions/<p>/state.
-type LeaderAndIsr struct {
-	Leader      int32
-	LeaderEpoch int32
-	ISR         []int32
-	// ControllerEpoch is the epoch of the controller that made the
-	// leadership decision: the leader copies the value from the
-	// LeaderAndIsr it got, not the current controller's epoch.
-	ControllerEpoch     int32
-	LeaderRecoveryState int8
-}
-
-// ErrIsrVersionConflict: the state znode is not at the expected version
-// and does not hold what we tried to write. The leader keeps its ISR and
-// waits for the controller's next LeaderAndIsr (ZkAlterPartitionManager).
-var ErrIsrVersionConflict = errors.New("controller: partition state changed since the expected version")
-
 // UpdateIsr is a partition leader's conditional write of its ISR
 // (ZkAlterPartitionManager via KafkaZkClient.conditionalUpdatePath): the
 // state znode is set only if still at expectedZkVersion. On a version
@@ -126,30 +98,4 @@ func (n *Node) UpdateIsr(topic string, partition int32, newState LeaderAndIsr, e
 		return 0, err
 	}
 	return updateIsr(zk, topicPartition{topic, partition}, newState, expectedZkVersion)
-}
-
-func updateIsr(zk zkClient, tp topicPartition, s LeaderAndIsr, expected int32) (int32, error) {
-	if len(s.ISR) == 0 {
-		return 0, fmt.Errorf("controller: refusing to write an empty ISR for %s-%d", tp.Topic, tp.Partition)
-	}
-	want := partitionStateZNode(s)
-	path := partitionStatePath(tp.Topic, tp.Partition)
-	st, err := zk.Set(path, want.encode(), expected)
-	if err == nil {
-		return st.Version, nil
-	}
-	if !errors.Is(err, errBadVersion) {
-		return 0, fmt.Errorf("writing ISR of %s-%d: %w", tp.Topic, tp.Partition, err)
-	}
-	data, st, gerr := zk.Get(path)
-	if gerr != nil {
-		return 0, fmt.Errorf("writing ISR of %s-%d: %w", tp.Topic, tp.Partition, ErrIsrVersionConflict)
-	}
-	got, derr := decodePartitionStateZNode(data)
-	if derr == nil && got.Leader == want.Leader && got.LeaderEpoch == want.LeaderEpoch &&
-		slices.Equal(got.ISR, want.ISR) && got.ControllerEpoch == want.ControllerEpoch &&
-		got.LeaderRecoveryState == want.LeaderRecoveryState {
-		return st.Version, nil
-	}
-	return 0, fmt.Errorf("writing ISR of %s-%d at version %d: %w", tp.Topic, tp.Partition, expected, ErrIsrVersionConflict)
 }

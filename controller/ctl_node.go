@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -22,14 +21,7 @@ type Endpoint struct {
 }
 
 // TopicPartition names one partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-// KafkaError is an error with a Kafka error code and the message Kafka
-// sends next to it; errors.Is(err, kerr.X) matches its code.
-type KafkaError = kafkaError
+type TopicPartition = topicPartition
 
 // Config is the broker configuration the ZooKeeper mode needs, with
 // server.properties names in the comments.
@@ -71,10 +63,6 @@ type Config struct {
 	IsrChangePropagationTicks <-chan time.Time
 	LeaderImbalanceTicks      <-chan time.Time
 }
-
-// errNotController answers admin operations on a broker that is not the
-// active controller.
-var errNotController = &kafkaError{kerr.NotController, "This is not the correct controller for this cluster."}
 
 // ErrNotConnected: the Node is not running (Run not called or returned).
 var ErrNotConnected = errors.New("controller: not connected to ZooKeeper")
@@ -228,15 +216,7 @@ func (n *Node) onController(zk zkClient, s controllerStatus) {
 	if !s.IsController {
 		return
 	}
-	ch := n.cfg.BrokerChannel
-	var kch *kgoBrokerChannel
-	if ch == nil {
-		kch = newKgoBrokerChannel(n.cfg.BrokerID)
-		ch = kch
-	}
-	if n.cfg.Self != nil {
-		ch = selfRouting{self: n.cfg.BrokerID, local: n.cfg.Self, rest: ch}
-	}
+	ch, closeChannel := openBrokerChannel(n.cfg.BrokerID, n.cfg.BrokerChannel, n.cfg.Self)
 	c := newKafkaController(zk, controllerConfig{
 		brokerID:              n.cfg.BrokerID,
 		interBrokerListener:   n.cfg.InterBrokerListener,
@@ -253,9 +233,7 @@ func (n *Node) onController(zk zkClient, s controllerStatus) {
 	go func() {
 		defer close(done)
 		err := c.run(ctx)
-		if kch != nil {
-			kch.close()
-		}
+		closeChannel()
 		n.mu.Lock()
 		if n.active == c {
 			n.active = nil
@@ -346,89 +324,6 @@ func (n *Node) BrokerEpoch() int64 {
 	return n.brokerEpoch
 }
 
-// ControlledShutdown is the controller's side of ControlledShutdown: it
-// returns the partitions the broker still leads; the broker retries until
-// none is left.
-func (n *Node) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error) {
-	c, err := n.controller()
-	if err != nil {
-		return nil, err
-	}
-	var out []TopicPartition
-	err = c.call(ctx, "ControlledShutdown", func() error {
-		var err error
-		out, err = c.controlledShutdown(brokerID, brokerEpoch)
-		return err
-	})
-	return out, err
-}
-
-// ElectLeaders runs preferred or unclean elections (KIP-460); partitions
-// nil means all. Each partition maps to nil or its error (kerr or
-// *KafkaError).
-func (n *Node) ElectLeaders(ctx context.Context, typ ElectionType, partitions []TopicPartition) (map[TopicPartition]error, error) {
-	c, err := n.controller()
-	if err != nil {
-		return nil, err
-	}
-	var out map[TopicPartition]error
-	err = c.call(ctx, "ElectLeaders", func() error {
-		var err error
-		out, err = c.electLeadersAPI(typ, partitions)
-		return err
-	})
-	return out, err
-}
-
-// AlterPartitionReassignments starts (target replicas) or cancels (nil)
-// reassignments (KIP-455). Each partition maps to nil or its error.
-func (n *Node) AlterPartitionReassignments(ctx context.Context, reassignments map[TopicPartition][]int32) (map[TopicPartition]error, error) {
-	c, err := n.controller()
-	if err != nil {
-		return nil, err
-	}
-	out := map[TopicPartition]error{}
-	err = c.call(ctx, "AlterPartitionReassignments", func() error {
-		for _, tp := range sortedTopicPartitions(reassignments) {
-			e := c.alterPartitionReassignment(topicPartition(tp), reassignments[tp])
-			if isFatalZKError(e) {
-				return e
-			}
-			out[tp] = e
-		}
-		return nil
-	})
-	return out, err
-}
-
-// ListPartitionReassignments lists ongoing reassignments; partitions nil
-// means all.
-func (n *Node) ListPartitionReassignments(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]OngoingReassignment, error) {
-	c, err := n.controller()
-	if err != nil {
-		return nil, err
-	}
-	var out map[TopicPartition]OngoingReassignment
-	err = c.call(ctx, "ListPartitionReassignments", func() error {
-		out = c.listReassignments(partitions)
-		return nil
-	})
-	return out, err
-}
-
-func sortedTopicPartitions[V any](m map[TopicPartition]V) []TopicPartition {
-	tps := make([]topicPartition, 0, len(m))
-	for tp := range m {
-		tps = append(tps, topicPartition(tp))
-	}
-	sortPartitions(tps)
-	out := make([]TopicPartition, len(tps))
-	for i, tp := range tps {
-		out[i] = TopicPartition(tp)
-	}
-	return out
-}
-
 // checkLeaderImbalance turns leader-imbalance ticks into controller events.
 func (n *Node) checkLeaderImbalance(ctx context.Context) {
 	if !n.cfg.AutoLeaderRebalanceEnable {
@@ -451,8 +346,50 @@ func (n *Node) checkLeaderImbalance(ctx context.Context) {
 				next.Reset(n.cfg.LeaderImbalanceCheckInterval)
 			}
 			if c, err := n.controller(); err == nil {
-				c.enqueue(ctlEvent{"AutoPreferredReplicaLeaderElection", c.processAutoPreferredReplicaLeaderElection})
+				c.CheckLeaderImbalance()
 			}
 		}
 	}
+}
+
+// ControlledShutdown is the controller's side of ControlledShutdown: it
+// returns the partitions the broker still leads; the broker retries until
+// none is left.
+func (n *Node) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error) {
+	c, err := n.controller()
+	if err != nil {
+		return nil, err
+	}
+	return c.ControlledShutdown(ctx, brokerID, brokerEpoch)
+}
+
+// ElectLeaders runs preferred or unclean elections (KIP-460); partitions
+// nil means all. Each partition maps to nil or its error (kerr or
+// *KafkaError).
+func (n *Node) ElectLeaders(ctx context.Context, typ ElectionType, partitions []TopicPartition) (map[TopicPartition]error, error) {
+	c, err := n.controller()
+	if err != nil {
+		return nil, err
+	}
+	return c.ElectLeaders(ctx, typ, partitions)
+}
+
+// AlterPartitionReassignments starts (target replicas) or cancels (nil)
+// reassignments (KIP-455). Each partition maps to nil or its error.
+func (n *Node) AlterPartitionReassignments(ctx context.Context, reassignments map[TopicPartition][]int32) (map[TopicPartition]error, error) {
+	c, err := n.controller()
+	if err != nil {
+		return nil, err
+	}
+	return c.AlterPartitionReassignments(ctx, reassignments)
+}
+
+// ListPartitionReassignments lists ongoing reassignments; partitions nil
+// means all.
+func (n *Node) ListPartitionReassignments(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]OngoingReassignment, error) {
+	c, err := n.controller()
+	if err != nil {
+		return nil, err
+	}
+	return c.ListPartitionReassignments(ctx, partitions)
 }

@@ -211,14 +211,14 @@ type OngoingReassignment struct {
 	RemovingReplicas []int32
 }
 
-func (c *kafkaController) listReassignments(filter []TopicPartition) map[TopicPartition]OngoingReassignment {
-	out := map[TopicPartition]OngoingReassignment{}
+func (c *kafkaController) listReassignments(filter []topicPartition) map[topicPartition]OngoingReassignment {
+	out := map[topicPartition]OngoingReassignment{}
 	for _, tp := range c.ctx.allPartitions() {
 		a, _ := c.ctx.assignment(tp)
 		if !a.isBeingReassigned() {
 			continue
 		}
-		key := TopicPartition(tp)
+		key := topicPartition(tp)
 		if filter != nil && !slices.Contains(filter, key) {
 			continue
 		}

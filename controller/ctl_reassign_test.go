@@ -63,7 +63,7 @@ func TestReassignmentEndToEnd(t *testing.T) {
 		t.Errorf("LeaderAndIsr to 3: %+v", got)
 	}
 	listed := c.listReassignments(nil)
-	if r := listed[TopicPartition(tp)]; !slices.Equal(r.AddingReplicas, []int32{3, 4}) || !slices.Equal(r.RemovingReplicas, []int32{1, 2}) {
+	if r := listed[topicPartition(tp)]; !slices.Equal(r.AddingReplicas, []int32{3, 4}) || !slices.Equal(r.RemovingReplicas, []int32{1, 2}) {
 		t.Errorf("listed %+v", listed)
 	}
 	// Topic deletion waits for the reassignment.

@@ -18,8 +18,8 @@ const (
 // (KafkaController.processReplicaLeaderElection). partitions nil means every
 // partition. Each partition's result is nil (elected) or a kerr error /
 // *kafkaError.
-func (c *kafkaController) electLeadersAPI(typ ElectionType, partitions []TopicPartition) (map[TopicPartition]error, error) {
-	results := map[TopicPartition]error{}
+func (c *kafkaController) electLeadersAPI(typ ElectionType, partitions []topicPartition) (map[topicPartition]error, error) {
+	results := map[topicPartition]error{}
 	var tps []topicPartition
 	if partitions == nil {
 		tps = c.ctx.allPartitions()
@@ -30,7 +30,7 @@ func (c *kafkaController) electLeadersAPI(typ ElectionType, partitions []TopicPa
 	}
 	var candidates []topicPartition
 	for _, tp := range tps {
-		key := TopicPartition(tp)
+		key := topicPartition(tp)
 		a, ok := c.ctx.assignment(tp)
 		st, hasState := c.ctx.leadership[tp]
 		switch {
@@ -57,7 +57,7 @@ func (c *kafkaController) electLeadersAPI(typ ElectionType, partitions []TopicPa
 		return nil, err
 	}
 	for _, tp := range candidates {
-		key := TopicPartition(tp)
+		key := topicPartition(tp)
 		switch e := failed[tp]; {
 		case e == nil:
 			results[key] = nil

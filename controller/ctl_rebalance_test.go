@@ -35,18 +35,18 @@ func TestElectLeadersPreferred(t *testing.T) {
 	h := newCtlHarness(t, 1, 2, 3)
 	c := h.becomeController(3)
 	setupDisplacedLeader(t, h)
-	res, err := c.electLeadersAPI(ElectPreferred, []TopicPartition{{"orders", 0}, {"orders", 1}, {"nope", 0}})
+	res, err := c.electLeadersAPI(ElectPreferred, []topicPartition{{"orders", 0}, {"orders", 1}, {"nope", 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[TopicPartition{"orders", 0}] != nil {
-		t.Errorf("orders-0: %v", res[TopicPartition{"orders", 0}])
+	if res[topicPartition{"orders", 0}] != nil {
+		t.Errorf("orders-0: %v", res[topicPartition{"orders", 0}])
 	}
-	if !errors.Is(res[TopicPartition{"orders", 1}], kerr.ElectionNotNeeded) {
-		t.Errorf("orders-1: %v", res[TopicPartition{"orders", 1}])
+	if !errors.Is(res[topicPartition{"orders", 1}], kerr.ElectionNotNeeded) {
+		t.Errorf("orders-1: %v", res[topicPartition{"orders", 1}])
 	}
-	if !errors.Is(res[TopicPartition{"nope", 0}], kerr.UnknownTopicOrPartition) {
-		t.Errorf("nope-0: %v", res[TopicPartition{"nope", 0}])
+	if !errors.Is(res[topicPartition{"nope", 0}], kerr.UnknownTopicOrPartition) {
+		t.Errorf("nope-0: %v", res[topicPartition{"nope", 0}])
 	}
 	h.run()
 	s, _ := h.state("orders", 0)
@@ -58,8 +58,8 @@ func TestElectLeadersPreferred(t *testing.T) {
 		t.Errorf("LeaderAndIsr to %v", got)
 	}
 	// UNCLEAN where the leader is live: not needed.
-	res, _ = c.electLeadersAPI(ElectUnclean, []TopicPartition{{"orders", 0}})
-	if !errors.Is(res[TopicPartition{"orders", 0}], kerr.ElectionNotNeeded) {
+	res, _ = c.electLeadersAPI(ElectUnclean, []topicPartition{{"orders", 0}})
+	if !errors.Is(res[topicPartition{"orders", 0}], kerr.ElectionNotNeeded) {
 		t.Errorf("unclean on a led partition: %v", res)
 	}
 }
@@ -74,8 +74,8 @@ func TestElectLeadersPreferredNotAvailable(t *testing.T) {
 	h.run()
 	h.startBroker(1) // back, but not in the ISR yet
 	h.run()
-	res, err := c.electLeadersAPI(ElectPreferred, []TopicPartition{{"orders", 0}})
-	if err != nil || !errors.Is(res[TopicPartition{"orders", 0}], kerr.PreferredLeaderNotAvailable) {
+	res, err := c.electLeadersAPI(ElectPreferred, []topicPartition{{"orders", 0}})
+	if err != nil || !errors.Is(res[topicPartition{"orders", 0}], kerr.PreferredLeaderNotAvailable) {
 		t.Fatalf("%v %v", res, err)
 	}
 }
@@ -86,7 +86,7 @@ func TestElectLeadersUnclean(t *testing.T) {
 	h.killBroker(1)
 	h.run()
 	res, err := c.electLeadersAPI(ElectUnclean, nil)
-	if err != nil || res[TopicPartition{"orders", 0}] != nil {
+	if err != nil || res[topicPartition{"orders", 0}] != nil {
 		t.Fatalf("%v %v", res, err)
 	}
 	if s, _ := h.state("orders", 0); s.Leader != 2 || !slices.Equal(s.ISR, []int32{2}) {

@@ -9,7 +9,7 @@ import (
 // leaves the ISRs of partitions it follows, and the partitions it still leads
 // (no other ISR member available) are returned; the broker retries until none
 // is left.
-func (c *kafkaController) controlledShutdown(id int32, brokerEpoch int64) ([]TopicPartition, error) {
+func (c *kafkaController) controlledShutdown(id int32, brokerEpoch int64) ([]topicPartition, error) {
 	b, ok := c.ctx.brokers[id]
 	if !ok {
 		return nil, kerr.BrokerNotAvailable
@@ -47,11 +47,11 @@ func (c *kafkaController) controlledShutdown(id int32, brokerEpoch int64) ([]Top
 	}
 	c.sendBatch(batch)
 
-	remaining := []TopicPartition{}
+	remaining := []topicPartition{}
 	for _, tp := range c.ctx.partitionsOnBroker(id) {
 		a, _ := c.ctx.assignment(tp)
 		if st, ok := c.ctx.leadership[tp]; ok && len(a.Replicas) > 1 && st.Leader == id {
-			remaining = append(remaining, TopicPartition(tp))
+			remaining = append(remaining, topicPartition(tp))
 		}
 	}
 	return remaining, nil

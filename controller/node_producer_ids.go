@@ -5,9 +5,6 @@ import (
 	"fmt"
 )
 
-// producerIDBlockSize is Kafka's block size for /latest_producer_id_block.
-const producerIDBlockSize = 1000
-
 // ClaimProducerIDBlock reserves the next block of producer ids for this
 // broker in /latest_producer_id_block, as Kafka's ZooKeeper-mode
 // ProducerIdManager does: read the znode, write the next block

@@ -317,3 +317,6 @@ func decodeProducerIDBlockZNode(b []byte) (producerIDBlockZNode, error) {
 	}
 	return p, nil
 }
+
+// producerIDBlockSize is Kafka's block size for /latest_producer_id_block.
+const producerIDBlockSize = 1000

@@ -43,7 +43,7 @@ func TestCreateTopicErrors(t *testing.T) {
 		{"zero", 0, 1, nil, kerr.InvalidPartitions, "Number of partitions must be larger than 0."},
 	} {
 		_, err := createTopic(h.admin, tc.name, tc.p, tc.rf, tc.assign, nil, false, first, id)
-		var ke *KafkaError
+		var ke *kafkaError
 		if !errors.Is(err, tc.code) || !errors.As(err, &ke) || !strings.Contains(ke.Message, tc.message) {
 			t.Errorf("%s: got %v, want %v containing %q", tc.name[:min(len(tc.name), 10)], err, tc.code, tc.message)
 		}
@@ -53,7 +53,7 @@ func TestCreateTopicErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = createTopic(h.admin, "a_b", 1, 1, nil, nil, false, first, id)
-	var ke *KafkaError
+	var ke *kafkaError
 	if !errors.As(err, &ke) || ke.Code != kerr.InvalidTopicException || ke.Message != "Topic 'a_b' collides with existing topic: a.b" {
 		t.Errorf("collision: %v", err)
 	}
@@ -96,37 +96,12 @@ func TestCreatePartitionsErrors(t *testing.T) {
 		{3, [][]int32{{1, 1}}, kerr.InvalidReplicaAssignment, "Duplicate brokers"},
 	} {
 		err := createPartitions(h.admin, "orders", tc.count, tc.assign, false, nil)
-		var ke *KafkaError
+		var ke *kafkaError
 		if !errors.As(err, &ke) || ke.Code != tc.code || !strings.Contains(ke.Message, tc.msg) {
 			t.Errorf("count %d %v: %v", tc.count, tc.assign, err)
 		}
 	}
 	if err := createPartitions(h.admin, "nope", 3, nil, false, nil); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Errorf("unknown topic: %v", err)
-	}
-}
-
-// SetTopicConfig replaces the overrides and writes Kafka's change
-// notification.
-func TestSetTopicConfigNotification(t *testing.T) {
-	h := newCtlHarness(t, 1)
-	h.createTopic("orders", map[int32][]int32{0: {1}})
-	n := &Node{zk: h.admin, status: noController}
-	if err := n.SetTopicConfig(t.Context(), "orders", map[string]string{"retention.ms": "1000"}); err != nil {
-		t.Fatal(err)
-	}
-	data, _, err := h.admin.Get(configChangesPath + "/config_change_0000000000")
-	if err != nil || string(data) != `{"version":2,"entity_path":"topics/orders"}` {
-		t.Errorf("notification %s %v", data, err)
-	}
-	cfg, _, _ := h.admin.Get(configEntityPath(configTypeTopic, "orders"))
-	if string(cfg) != `{"version":1,"config":{"retention.ms":"1000"}}` {
-		t.Errorf("config %s", cfg)
-	}
-	if err := n.SetTopicConfig(t.Context(), "nope", nil); !errors.Is(err, kerr.UnknownTopicOrPartition) {
-		t.Errorf("unknown topic: %v", err)
-	}
-	if _, err := n.CreateTopic("x", 1, 1, nil, nil, false); !errors.Is(err, kerr.NotController) {
-		t.Errorf("CreateTopic off the controller: %v", err)
 	}
 }

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -120,24 +119,11 @@ func validateAssignment(assignment map[int32][]int32) error {
 			return &kafkaError{kerr.InvalidReplicaAssignment, "All partitions should have the same number of replicas"}
 		}
 		rf = len(rs)
-		if len(distinct(rs)) != len(rs) {
+		if len(distinctReplicas(rs)) != len(rs) {
 			return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf("Duplicate replica assignment found: %v", assignment)}
 		}
 	}
 	return nil
-}
-
-// CreateTopic creates a topic: partitions and replicationFactor (assigned
-// as Kafka does, rack-aware when every broker has a rack) or an explicit
-// assignment (then both must be -1). /config/topics/<t> is written first,
-// then /brokers/topics/<t> with a fresh topic id; the controller creates
-// the partitions when it sees the topic. Returns the topic id.
-func (n *Node) CreateTopic(name string, partitions int32, replicationFactor int16, assignment map[int32][]int32, configs map[string]string, validateOnly bool) ([16]byte, error) {
-	zk, err := n.controllerClient()
-	if err != nil {
-		return [16]byte{}, err
-	}
-	return createTopic(zk, name, partitions, replicationFactor, assignment, configs, validateOnly, randIntn, newTopicID)
 }
 
 func createTopic(zk zkClient, name string, partitions int32, rf int16, assignment map[int32][]int32, configs map[string]string, validateOnly bool, intn func(int) int, topicID func() [16]byte) ([16]byte, error) {
@@ -225,25 +211,6 @@ func setEntityConfig(zk zkClient, entityType, name string, configs map[string]st
 	return err
 }
 
-// controllerClient is the ZooKeeper client for the admin writes that, as
-// in Kafka, only the active controller accepts.
-func (n *Node) controllerClient() (zkClient, error) {
-	if _, err := n.controller(); err != nil {
-		return nil, err
-	}
-	return n.client()
-}
-
-// DeleteTopic marks the topic for deletion (/admin/delete_topics/<t>); the
-// controller deletes it. Marking a topic twice is not an error.
-func (n *Node) DeleteTopic(name string) error {
-	zk, err := n.controllerClient()
-	if err != nil {
-		return err
-	}
-	return markTopicForDeletion(zk, name)
-}
-
 func markTopicForDeletion(zk zkClient, name string) error {
 	if ok, _, err := zk.Exists(topicPath(name)); err != nil {
 		return err
@@ -255,16 +222,6 @@ func markTopicForDeletion(zk zkClient, name string) error {
 		return nil
 	}
 	return err
-}
-
-// CreatePartitions raises the topic's partition count to count. assignment
-// (optional) lists the replicas of each new partition, in order.
-func (n *Node) CreatePartitions(name string, count int32, assignment [][]int32, validateOnly bool) error {
-	zk, err := n.controllerClient()
-	if err != nil {
-		return err
-	}
-	return createPartitions(zk, name, count, assignment, validateOnly, randIntn)
 }
 
 func createPartitions(zk zkClient, name string, count int32, assignment [][]int32, validateOnly bool, intn func(int) int) error {
@@ -314,7 +271,7 @@ func createPartitions(zk zkClient, name string, count int32, assignment [][]int3
 				return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf(
 					"Inconsistent replication factor between partitions, partition 0 has %d while partitions [%d] have replication factors [%d], respectively.", len(p0), p, len(rs))}
 			}
-			if len(distinct(rs)) != len(rs) {
+			if len(distinctReplicas(rs)) != len(rs) {
 				return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf("Duplicate brokers not allowed in replica assignment: %v for partition id %d.", rs, p)}
 			}
 			for _, r := range rs {
@@ -356,16 +313,10 @@ func createPartitions(zk zkClient, name string, count int32, assignment [][]int3
 	return nil
 }
 
-// SetTopicConfig replaces the topic's overrides in /config/topics/<t> and
-// announces the change in /config/changes (every broker re-reads it). Any
-// broker may do it. Turning unclean.leader.election.enable on makes the
-// controller, which watches the notifications, retry the topic's offline
-// partitions (Election.scala's unclean offline election).
-func (n *Node) SetTopicConfig(_ context.Context, name string, configs map[string]string) error {
-	zk, err := n.client()
-	if err != nil {
-		return err
-	}
+// setTopicConfig replaces the topic's overrides in /config/topics/<t> and
+// announces the change in /config/changes, where every broker and the
+// controller watch.
+func setTopicConfig(zk zkClient, name string, configs map[string]string) error {
 	if ok, _, err := zk.Exists(topicPath(name)); err != nil {
 		return err
 	} else if !ok {
@@ -377,21 +328,20 @@ func (n *Node) SetTopicConfig(_ context.Context, name string, configs map[string
 	if err := createRecursive(zk, configChangesPath); err != nil {
 		return err
 	}
-	_, err = zk.Create(configChangesPath+"/"+configChangePrefix, encodeConfigChange(configTypeTopic+"/"+name), modePersistentSequential)
+	_, err := zk.Create(configChangesPath+"/"+configChangePrefix, encodeConfigChange(configTypeTopic+"/"+name), modePersistentSequential)
 	return err
 }
 
-// processTopicUncleanLeaderElectionEnable elects leaders for the topic's
-// offline partitions now that unclean election is allowed.
-func (c *kafkaController) processTopicUncleanLeaderElectionEnable(topic string) error {
-	var offline []topicPartition
-	for _, tp := range c.ctx.partitionsOfTopic(topic) {
-		if c.ctx.states[tp] == partitionOffline && !c.ctx.topicsToDelete[topic] {
-			offline = append(offline, tp)
+// errNotController answers admin operations on a broker that is not the
+// active controller.
+var errNotController = &kafkaError{kerr.NotController, "This is not the correct controller for this cluster."}
+
+func distinctReplicas(rs []int32) []int32 {
+	out := []int32{}
+	for _, r := range rs {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
 		}
 	}
-	b := newRequestBatch(c.ctx)
-	_, err := c.electLeaders(b, offline, offlineElection, false)
-	c.sendBatch(b)
-	return err
+	return out
 }
