@@ -1,6 +1,10 @@
 package controller
 
-import "context"
+import (
+	"context"
+
+	"github.com/kbroker/kbroker/kafkazk"
+)
 
 // The controller's operations for the broker that hosts it: each runs on
 // the event loop, so it sees and changes the controller context like any
@@ -9,8 +13,8 @@ import "context"
 // ControlledShutdown is the controller's side of ControlledShutdown: it
 // returns the partitions the broker still leads; the broker retries until
 // none is left.
-func (c *kafkaController) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]topicPartition, error) {
-	var out []topicPartition
+func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]kafkazk.TopicPartition, error) {
+	var out []kafkazk.TopicPartition
 	err := c.call(ctx, "ControlledShutdown", func() error {
 		var err error
 		out, err = c.controlledShutdown(brokerID, brokerEpoch)
@@ -22,8 +26,8 @@ func (c *kafkaController) ControlledShutdown(ctx context.Context, brokerID int32
 // ElectLeaders runs preferred or unclean elections (KIP-460); partitions
 // nil means all. Each partition maps to nil or its error (kerr or
 // *KafkaError).
-func (c *kafkaController) ElectLeaders(ctx context.Context, typ ElectionType, partitions []topicPartition) (map[topicPartition]error, error) {
-	var out map[topicPartition]error
+func (c *Controller) ElectLeaders(ctx context.Context, typ ElectionType, partitions []kafkazk.TopicPartition) (map[kafkazk.TopicPartition]error, error) {
+	var out map[kafkazk.TopicPartition]error
 	err := c.call(ctx, "ElectLeaders", func() error {
 		var err error
 		out, err = c.electLeadersAPI(typ, partitions)
@@ -34,11 +38,11 @@ func (c *kafkaController) ElectLeaders(ctx context.Context, typ ElectionType, pa
 
 // AlterPartitionReassignments starts (target replicas) or cancels (nil)
 // reassignments (KIP-455). Each partition maps to nil or its error.
-func (c *kafkaController) AlterPartitionReassignments(ctx context.Context, reassignments map[topicPartition][]int32) (map[topicPartition]error, error) {
-	out := map[topicPartition]error{}
+func (c *Controller) AlterPartitionReassignments(ctx context.Context, reassignments map[kafkazk.TopicPartition][]int32) (map[kafkazk.TopicPartition]error, error) {
+	out := map[kafkazk.TopicPartition]error{}
 	err := c.call(ctx, "AlterPartitionReassignments", func() error {
 		for _, tp := range sortedTopicPartitions(reassignments) {
-			e := c.alterPartitionReassignment(topicPartition(tp), reassignments[tp])
+			e := c.alterPartitionReassignment(kafkazk.TopicPartition(tp), reassignments[tp])
 			if isFatalZKError(e) {
 				return e
 			}
@@ -51,8 +55,8 @@ func (c *kafkaController) AlterPartitionReassignments(ctx context.Context, reass
 
 // ListPartitionReassignments lists ongoing reassignments; partitions nil
 // means all.
-func (c *kafkaController) ListPartitionReassignments(ctx context.Context, partitions []topicPartition) (map[topicPartition]OngoingReassignment, error) {
-	var out map[topicPartition]OngoingReassignment
+func (c *Controller) ListPartitionReassignments(ctx context.Context, partitions []kafkazk.TopicPartition) (map[kafkazk.TopicPartition]OngoingReassignment, error) {
+	var out map[kafkazk.TopicPartition]OngoingReassignment
 	err := c.call(ctx, "ListPartitionReassignments", func() error {
 		out = c.listReassignments(partitions)
 		return nil
@@ -60,21 +64,28 @@ func (c *kafkaController) ListPartitionReassignments(ctx context.Context, partit
 	return out, err
 }
 
-func sortedTopicPartitions[V any](m map[topicPartition]V) []topicPartition {
-	tps := make([]topicPartition, 0, len(m))
+func sortedTopicPartitions[V any](m map[kafkazk.TopicPartition]V) []kafkazk.TopicPartition {
+	tps := make([]kafkazk.TopicPartition, 0, len(m))
 	for tp := range m {
-		tps = append(tps, topicPartition(tp))
+		tps = append(tps, kafkazk.TopicPartition(tp))
 	}
 	sortPartitions(tps)
-	out := make([]topicPartition, len(tps))
+	out := make([]kafkazk.TopicPartition, len(tps))
 	for i, tp := range tps {
-		out[i] = topicPartition(tp)
+		out[i] = kafkazk.TopicPartition(tp)
 	}
 	return out
 }
 
 // CheckLeaderImbalance queues the automatic preferred-leader election
 // (auto.leader.rebalance.enable), the leader-imbalance check's tick.
-func (c *kafkaController) CheckLeaderImbalance() {
+func (c *Controller) CheckLeaderImbalance() {
 	c.enqueue(ctlEvent{"AutoPreferredReplicaLeaderElection", c.processAutoPreferredReplicaLeaderElection})
 }
+
+// Epoch is the controller epoch this controller was elected at.
+func (c *Controller) Epoch() int32 { return c.epoch }
+
+// EpochZkVersion is the /controller_epoch version this controller was
+// elected at; its writes are fenced on it.
+func (c *Controller) EpochZkVersion() int32 { return c.epochZkVersion }

@@ -2,14 +2,16 @@ package controller
 
 import (
 	"slices"
+
+	"github.com/kbroker/kbroker/kafkazk"
 )
 
 // processBrokerChange handles a child change of /brokers/ids
 // (KafkaController.processBrokerChange): brokers gone are failures, new ones
 // start-ups, and a broker registered again with a higher epoch (czxid) is a
 // bounce, handled as a failure followed by a start-up.
-func (c *kafkaController) processBrokerChange() error {
-	names, err := c.childrenW(brokerIDsPath, ctlEvent{"BrokerChange", c.processBrokerChange})
+func (c *Controller) processBrokerChange() error {
+	names, err := c.childrenW(kafkazk.BrokerIDsPath, ctlEvent{"BrokerChange", c.processBrokerChange})
 	if err != nil {
 		return err
 	}
@@ -54,7 +56,7 @@ func (c *kafkaController) processBrokerChange() error {
 	started := append(slices.Clone(newIDs), bounced...)
 	for _, id := range started {
 		c.ctx.brokers[id] = current[id]
-		c.chans.addBroker(current[id], c.cfg.interBrokerListener)
+		c.chans.addBroker(current[id], c.cfg.InterBrokerListener)
 	}
 	if len(started) > 0 {
 		if err := c.onBrokerStartup(started); err != nil {
@@ -73,7 +75,7 @@ func (c *kafkaController) processBrokerChange() error {
 // leaders (Offline strategy); then their replicas go Offline, leaving the
 // ISRs. Brokers hear of the death by UpdateMetadata even if no partition
 // changed.
-func (c *kafkaController) onBrokerFailure(dead []int32) error {
+func (c *Controller) onBrokerFailure(dead []int32) error {
 	b := newRequestBatch(c.ctx)
 	defer c.sendBatch(b)
 	for tp, st := range c.ctx.leadership {
@@ -85,7 +87,7 @@ func (c *kafkaController) onBrokerFailure(dead []int32) error {
 		return err
 	}
 	for _, id := range dead {
-		var tps []topicPartition
+		var tps []kafkazk.TopicPartition
 		for _, tp := range c.ctx.partitionsOnBroker(id) {
 			if c.ctx.topicsToDelete[tp.Topic] {
 				c.markDeletionUnsent(tp, id)
@@ -104,7 +106,7 @@ func (c *kafkaController) onBrokerFailure(dead []int32) error {
 // onBrokerStartup: the others learn of the new brokers, the new brokers
 // get every partition's metadata and a LeaderAndIsr for each replica they
 // host, and partitions that were waiting for them get leaders.
-func (c *kafkaController) onBrokerStartup(started []int32) error {
+func (c *Controller) onBrokerStartup(started []int32) error {
 	var existing []int32
 	for _, id := range c.ctx.liveBrokerIDs() {
 		if !slices.Contains(started, id) {

@@ -3,6 +3,10 @@ package controller
 import (
 	"slices"
 	"testing"
+
+	"github.com/kbroker/kbroker/controller/controllertest"
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // Topic creation: the controller sees /brokers/topics/<t>, creates each
@@ -11,7 +15,7 @@ import (
 func TestTopicCreationCreatesStateZNodes(t *testing.T) {
 	h := newCtlHarness(t, 1, 2, 3)
 	h.becomeController(1)
-	h.ch.take()
+	h.ch.Take()
 	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}, 1: {2, 3, 1}})
 	h.run()
 	if got := h.rawState("orders", 0); got != `{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2,3]}` {
@@ -20,22 +24,22 @@ func TestTopicCreationCreatesStateZNodes(t *testing.T) {
 	if got := h.rawState("orders", 1); got != `{"controller_epoch":1,"leader":2,"version":1,"leader_epoch":0,"isr":[2,3,1]}` {
 		t.Errorf("orders-1 state %s", got)
 	}
-	sent := h.ch.take()
-	lai := leaderAndIsrs(sent)
+	sent := h.ch.Take()
+	lai := controllertest.LeaderAndIsrs(sent)
 	for _, id := range []int32{1, 2, 3} {
-		v := lai[id][topicPartition{"orders", 1}]
+		v := lai[id][kafkazk.TopicPartition{Topic: "orders", Partition: 1}]
 		if !v.IsNew || v.Leader != 2 || v.LeaderEpoch != 0 || v.ZkVersion != 0 || !slices.Equal(v.Replicas, []int32{2, 3, 1}) {
 			t.Errorf("LeaderAndIsr orders-1 to %d: %+v", id, v)
 		}
 	}
-	parts, _ := updateMetadatas(sent)
+	parts, _ := controllertest.UpdateMetadatas(sent)
 	if got := brokersOf(parts); !slices.Equal(got, []int32{1, 2, 3}) {
 		t.Errorf("UpdateMetadata went to %v", got)
 	}
 	// Leader -1 replicas: a partition whose replicas are all dead stays New.
 	h.createTopic("nowhere", map[int32][]int32{0: {7}})
 	h.run()
-	if ok, _, _ := h.admin.Exists(partitionStatePath("nowhere", 0)); ok {
+	if ok, _, _ := h.admin.Exists(kafkazk.PartitionStatePath("nowhere", 0)); ok {
 		t.Error("state created for a partition without live replicas")
 	}
 	// When broker 7 appears it gets its leader.
@@ -55,7 +59,7 @@ func TestBrokerFailureElectsFromIsr(t *testing.T) {
 	h.becomeController(3)
 	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}, 1: {2, 1, 3}})
 	h.run()
-	h.ch.take()
+	h.ch.Take()
 	h.killBroker(1)
 	h.run()
 	s, v := h.state("orders", 0)
@@ -68,16 +72,16 @@ func TestBrokerFailureElectsFromIsr(t *testing.T) {
 	if s.Leader != 2 || s.LeaderEpoch != 1 || !slices.Equal(s.ISR, []int32{2, 3}) {
 		t.Errorf("orders-1 after broker 1 died: %+v", s)
 	}
-	sent := h.ch.take()
-	lai := leaderAndIsrs(sent)
+	sent := h.ch.Take()
+	lai := controllertest.LeaderAndIsrs(sent)
 	if got := brokersOf(lai); !slices.Equal(got, []int32{2, 3}) {
 		t.Errorf("LeaderAndIsr went to %v", got)
 	}
-	if v := lai[3][topicPartition{"orders", 0}]; v.Leader != 2 || v.LeaderEpoch != 1 || v.ZkVersion != 1 {
+	if v := lai[3][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; v.Leader != 2 || v.LeaderEpoch != 1 || v.ZkVersion != 1 {
 		t.Errorf("LeaderAndIsr orders-0 to 3: %+v", v)
 	}
-	parts, live := updateMetadatas(sent)
-	if v := parts[2][topicPartition{"orders", 0}]; !slices.Equal(v.Offline, []int32{1}) {
+	parts, live := controllertest.UpdateMetadatas(sent)
+	if v := parts[2][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; !slices.Equal(v.Offline, []int32{1}) {
 		t.Errorf("UpdateMetadata offline replicas %+v", v)
 	}
 	if !slices.Equal(live[2], []int32{2, 3}) {
@@ -98,13 +102,13 @@ func TestBrokerFailureRetriesOnVersionConflict(t *testing.T) {
 	// Broker 1 (the leader) shrinks the ISR to [1,3] just before the
 	// controller writes.
 	raced := false
-	c.zk = &raceZK{zkClient: c.zk, before: func(ops []zkOp) {
+	c.zk = &raceZK{Client: c.zk, before: func(ops []zkstore.Op) {
 		if raced || len(ops) < 2 {
 			return
 		}
-		if set, ok := ops[1].(*opSet); ok && set.Path == partitionStatePath("orders", 0) {
+		if set, ok := ops[1].(*zkstore.OpSet); ok && set.Path == kafkazk.PartitionStatePath("orders", 0) {
 			raced = true
-			if _, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, LeaderEpoch: 0, ISR: []int32{1, 3}, ControllerEpoch: 1}, 0); err != nil {
+			if _, err := kafkazk.UpdateIsr(h.admin, kafkazk.TopicPartition{Topic: "orders", Partition: 0}, kafkazk.LeaderAndIsr{Leader: 1, LeaderEpoch: 0, ISR: []int32{1, 3}, ControllerEpoch: 1}, 0); err != nil {
 				t.Errorf("leader write: %v", err)
 			}
 		}
@@ -135,7 +139,7 @@ func TestUncleanLeaderElection(t *testing.T) {
 		t.Errorf("offline partitions %d", n)
 	}
 	// The topic override turns it on: the controller elects at once.
-	if err := setEntityConfig(h.admin, configTypeTopic, "orders", map[string]string{"unclean.leader.election.enable": "true"}); err != nil {
+	if err := kafkazk.SetEntityConfig(h.admin, kafkazk.ConfigTypeTopic, "orders", map[string]string{"unclean.leader.election.enable": "true"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.c.processTopicUncleanLeaderElectionEnable("orders"); err != nil {
@@ -152,15 +156,15 @@ func TestUncleanLeaderElection(t *testing.T) {
 // (false) wins.
 func TestUncleanLeaderElectionTopicOverrideWins(t *testing.T) {
 	h := newCtlHarness(t, 1, 2, 3)
-	h.cfg.uncleanLeaderElection = true
+	h.cfg.UncleanLeaderElection = true
 	h.becomeController(3)
-	if _, err := createTopic(h.admin, "strict", -1, -1, map[int32][]int32{0: {1, 2}}, map[string]string{"unclean.leader.election.enable": "false"}, false, nil, h.cfg.newTopicID); err != nil {
+	if _, err := kafkazk.CreateTopic(h.admin, "strict", -1, -1, map[int32][]int32{0: {1, 2}}, map[string]string{"unclean.leader.election.enable": "false"}, false, nil, h.cfg.NewTopicID); err != nil {
 		t.Fatal(err)
 	}
 	h.createTopic("loose", map[int32][]int32{0: {1, 2}})
 	h.run()
 	for _, topic := range []string{"strict", "loose"} {
-		h.updateIsr(topicPartition{topic, 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
+		h.updateIsr(kafkazk.TopicPartition{Topic: topic, Partition: 0}, kafkazk.LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
 	}
 	h.killBroker(1)
 	h.run()
@@ -182,19 +186,19 @@ func TestBrokerStartupAndBounce(t *testing.T) {
 	h.run()
 	h.killBroker(1)
 	h.run()
-	h.ch.take()
+	h.ch.Take()
 	h.startBroker(1)
 	h.run()
-	sent := h.ch.take()
-	if len(sent) == 0 || sent[0].req.Key() != 6 {
+	sent := h.ch.Take()
+	if len(sent) == 0 || sent[0].Req.Key() != 6 {
 		t.Fatalf("first request after start-up %v", sent)
 	}
-	lai := leaderAndIsrs(sent)
-	if v, ok := lai[1][topicPartition{"orders", 0}]; !ok || v.Leader != 2 {
+	lai := controllertest.LeaderAndIsrs(sent)
+	if v, ok := lai[1][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; !ok || v.Leader != 2 {
 		t.Errorf("LeaderAndIsr to returning broker: %+v %v", v, ok)
 	}
-	parts, _ := updateMetadatas(sent)
-	if _, ok := parts[1][topicPartition{"orders", 0}]; !ok {
+	parts, _ := controllertest.UpdateMetadatas(sent)
+	if _, ok := parts[1][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; !ok {
 		t.Error("returning broker got no partition metadata")
 	}
 	// Bounce broker 2 (the leader): re-registration within one event.

@@ -89,11 +89,11 @@ func (k *kgoBrokerChannel) close() {
 	}
 }
 
-// openBrokerChannel is the channel a broker's controller sends through:
+// OpenBrokerChannel is the channel a broker's controller sends through:
 // ch, or when ch is nil a franz-go client per broker on its inter-broker
 // endpoint; with self set, requests to brokerID stay in-process. closeFn
 // releases the clients it opened.
-func openBrokerChannel(brokerID int32, ch BrokerChannel, self func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)) (out BrokerChannel, closeFn func()) {
+func OpenBrokerChannel(brokerID int32, ch BrokerChannel, self func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)) (out BrokerChannel, closeFn func()) {
 	closeFn = func() {}
 	if ch == nil {
 		kch := newKgoBrokerChannel(brokerID)

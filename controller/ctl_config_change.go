@@ -3,6 +3,9 @@ package controller
 import (
 	"errors"
 	"strings"
+
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // The controller broker's reaction to topic config changes (Kafka's
@@ -13,30 +16,30 @@ import (
 // the notification. Notifications present at failover are history.
 
 // processConfigChanges handles a child change of /config/changes.
-func (c *kafkaController) processConfigChanges() error {
-	names, err := c.childrenW(configChangesPath, ctlEvent{"ConfigChange", c.processConfigChanges})
+func (c *Controller) processConfigChanges() error {
+	names, err := c.childrenW(kafkazk.ConfigChangesPath, ctlEvent{"ConfigChange", c.processConfigChanges})
 	if err != nil {
 		return err
 	}
 	for _, n := range names {
-		seq, err := sequenceNumber(n, configChangePrefix)
+		seq, err := kafkazk.SequenceNumber(n, kafkazk.ConfigChangePrefix)
 		if err != nil || seq <= c.lastConfigChange {
 			continue
 		}
 		c.lastConfigChange = seq
-		data, _, err := c.zk.Get(configChangesPath + "/" + n)
-		if errors.Is(err, errNoNode) {
+		data, _, err := c.zk.Get(kafkazk.ConfigChangesPath + "/" + n)
+		if errors.Is(err, zkstore.ErrNoNode) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		entity, err := decodeConfigChange(data)
+		entity, err := kafkazk.DecodeConfigChange(data)
 		if err != nil {
 			c.log.Warn("ignoring unreadable config change", "node", n, "err", err)
 			continue
 		}
-		topic, ok := strings.CutPrefix(entity, configTypeTopic+"/")
+		topic, ok := strings.CutPrefix(entity, kafkazk.ConfigTypeTopic+"/")
 		if !ok {
 			continue
 		}
@@ -58,14 +61,14 @@ func (c *kafkaController) processConfigChanges() error {
 
 // watchConfigChanges arms the watch and skips the notifications that exist
 // now.
-func (c *kafkaController) watchConfigChanges() error {
-	names, err := c.childrenW(configChangesPath, ctlEvent{"ConfigChange", c.processConfigChanges})
+func (c *Controller) watchConfigChanges() error {
+	names, err := c.childrenW(kafkazk.ConfigChangesPath, ctlEvent{"ConfigChange", c.processConfigChanges})
 	if err != nil {
 		return err
 	}
 	c.lastConfigChange = -1
 	for _, n := range names {
-		if seq, err := sequenceNumber(n, configChangePrefix); err == nil && seq > c.lastConfigChange {
+		if seq, err := kafkazk.SequenceNumber(n, kafkazk.ConfigChangePrefix); err == nil && seq > c.lastConfigChange {
 			c.lastConfigChange = seq
 		}
 	}
@@ -75,8 +78,8 @@ func (c *kafkaController) watchConfigChanges() error {
 // processPreferredReplicaElection handles /admin/preferred_replica_election
 // (legacy tools): a preferred election for the listed partitions, then the
 // node is deleted.
-func (c *kafkaController) processPreferredReplicaElection() error {
-	exists, _, ch, err := c.zk.ExistsW(preferredReplicaElectionPath)
+func (c *Controller) processPreferredReplicaElection() error {
+	exists, _, ch, err := c.zk.ExistsW(kafkazk.PreferredReplicaElectionPath)
 	if err != nil {
 		return err
 	}
@@ -84,27 +87,27 @@ func (c *kafkaController) processPreferredReplicaElection() error {
 	if !exists {
 		return nil
 	}
-	data, _, err := c.zk.Get(preferredReplicaElectionPath)
-	if errors.Is(err, errNoNode) {
+	data, _, err := c.zk.Get(kafkazk.PreferredReplicaElectionPath)
+	if errors.Is(err, zkstore.ErrNoNode) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	tps, derr := decodePartitionList(data)
+	tps, derr := kafkazk.DecodePartitionList(data)
 	if derr != nil {
 		c.log.Warn("ignoring unreadable preferred replica election", "err", derr)
 	} else {
-		ps := make([]topicPartition, len(tps))
+		ps := make([]kafkazk.TopicPartition, len(tps))
 		for i, tp := range tps {
-			ps[i] = topicPartition(tp)
+			ps[i] = kafkazk.TopicPartition(tp)
 		}
 		if _, err := c.electLeadersAPI(ElectPreferred, ps); err != nil {
 			return err
 		}
 	}
-	_, err = controllerWrite(c.zk, c.epochZkVersion, &opDelete{Path: preferredReplicaElectionPath, Version: -1})
-	if errors.Is(err, errNoNode) {
+	_, err = kafkazk.ControllerWrite(c.zk, c.epochZkVersion, &zkstore.OpDelete{Path: kafkazk.PreferredReplicaElectionPath, Version: -1})
+	if errors.Is(err, zkstore.ErrNoNode) {
 		return nil
 	}
 	return err
@@ -112,8 +115,8 @@ func (c *kafkaController) processPreferredReplicaElection() error {
 
 // processTopicUncleanLeaderElectionEnable elects leaders for the topic's
 // offline partitions now that unclean election is allowed.
-func (c *kafkaController) processTopicUncleanLeaderElectionEnable(topic string) error {
-	var offline []topicPartition
+func (c *Controller) processTopicUncleanLeaderElectionEnable(topic string) error {
+	var offline []kafkazk.TopicPartition
 	for _, tp := range c.ctx.partitionsOfTopic(topic) {
 		if c.ctx.states[tp] == partitionOffline && !c.ctx.topicsToDelete[topic] {
 			offline = append(offline, tp)

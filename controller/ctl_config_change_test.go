@@ -3,6 +3,10 @@ package controller
 import (
 	"slices"
 	"testing"
+
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
+	"github.com/kbroker/kbroker/zkstore/zktest"
 )
 
 // unclean.leader.election.enable turned on by any broker (a config change
@@ -12,24 +16,24 @@ func TestUncleanEnabledThroughConfigChange(t *testing.T) {
 	h := newCtlHarness(t, 1, 2, 3)
 	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
 	h.createTopic("idle", map[int32][]int32{0: {1, 2}})
-	if err := setTopicConfig(h.admin, "idle", map[string]string{"retention.ms": "5"}); err != nil {
+	if err := kafkazk.SetTopicConfig(h.admin, "idle", map[string]string{"retention.ms": "5"}); err != nil {
 		t.Fatal(err)
 	}
 	h.becomeController(3)
-	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
+	h.updateIsr(kafkazk.TopicPartition{Topic: "orders", Partition: 0}, kafkazk.LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}, 0)
 	h.killBroker(1)
 	h.run()
 	if s, _ := h.state("orders", 0); s.Leader != -1 {
 		t.Fatalf("setup: %+v", s)
 	}
-	if err := setTopicConfig(h.admin, "orders", map[string]string{"unclean.leader.election.enable": "false"}); err != nil {
+	if err := kafkazk.SetTopicConfig(h.admin, "orders", map[string]string{"unclean.leader.election.enable": "false"}); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
 	if s, _ := h.state("orders", 0); s.Leader != -1 {
 		t.Fatalf("elected with unclean election off: %+v", s)
 	}
-	if err := setTopicConfig(h.admin, "orders", map[string]string{"unclean.leader.election.enable": "true"}); err != nil {
+	if err := kafkazk.SetTopicConfig(h.admin, "orders", map[string]string{"unclean.leader.election.enable": "true"}); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
@@ -47,12 +51,12 @@ func TestLegacyPreferredReplicaElection(t *testing.T) {
 	h := newCtlHarness(t, 1, 2, 3)
 	h.becomeController(3)
 	setupDisplacedLeader(t, h)
-	mustCreate(t, h.admin, preferredReplicaElectionPath, string(encodePartitionList([]topicPartition{{"orders", 0}})), modePersistent)
+	zktest.MustCreate(t, h.admin, kafkazk.PreferredReplicaElectionPath, string(kafkazk.EncodePartitionList([]kafkazk.TopicPartition{{Topic: "orders", Partition: 0}})), zkstore.ModePersistent)
 	h.run()
 	if s, _ := h.state("orders", 0); s.Leader != 1 {
 		t.Errorf("after legacy preferred election: %+v", s)
 	}
-	if ok, _, _ := h.admin.Exists(preferredReplicaElectionPath); ok {
+	if ok, _, _ := h.admin.Exists(kafkazk.PreferredReplicaElectionPath); ok {
 		t.Error("node not deleted")
 	}
 }

@@ -3,6 +3,8 @@ package controller
 import (
 	"slices"
 	"sort"
+
+	"github.com/kbroker/kbroker/kafkazk"
 )
 
 // partitionState is Kafka's PartitionState (PartitionStateMachine.scala).
@@ -62,7 +64,7 @@ type partitionLeadership struct {
 type liveBroker struct {
 	ID    int32
 	Epoch int64
-	Reg   brokerZNode
+	Reg   kafkazk.BrokerZNode
 }
 
 // controllerContext is Kafka's ControllerContext: the controller's cache of
@@ -72,11 +74,11 @@ type controllerContext struct {
 	shuttingDown map[int32]bool
 	topicIDs     map[string][16]byte
 	assignments  map[string]map[int32]replicaAssignment
-	leadership   map[topicPartition]partitionLeadership
-	states       map[topicPartition]partitionState
+	leadership   map[kafkazk.TopicPartition]partitionLeadership
+	states       map[kafkazk.TopicPartition]partitionState
 	// offlineReplicas are replicas a broker reported on a failed log
 	// directory (KAFKA_STORAGE_ERROR in a LeaderAndIsr response).
-	offlineReplicas map[topicPartition]map[int32]bool
+	offlineReplicas map[kafkazk.TopicPartition]map[int32]bool
 	// topicsToDelete are queued in /admin/delete_topics; deletionPending
 	// holds, per topic being deleted, the replicas whose StopReplica
 	// (delete) has not yet succeeded.
@@ -85,7 +87,7 @@ type controllerContext struct {
 }
 
 type topicPartitionReplica struct {
-	topicPartition
+	kafkazk.TopicPartition
 	Replica int32
 }
 
@@ -95,9 +97,9 @@ func newControllerContext() *controllerContext {
 		shuttingDown:    map[int32]bool{},
 		topicIDs:        map[string][16]byte{},
 		assignments:     map[string]map[int32]replicaAssignment{},
-		leadership:      map[topicPartition]partitionLeadership{},
-		states:          map[topicPartition]partitionState{},
-		offlineReplicas: map[topicPartition]map[int32]bool{},
+		leadership:      map[kafkazk.TopicPartition]partitionLeadership{},
+		states:          map[kafkazk.TopicPartition]partitionState{},
+		offlineReplicas: map[kafkazk.TopicPartition]map[int32]bool{},
 		topicsToDelete:  map[string]bool{},
 		deletionPending: map[string]map[topicPartitionReplica]bool{},
 	}
@@ -110,7 +112,7 @@ func (c *controllerContext) isLive(id int32) bool {
 
 // replicaOnline: id is registered and its replica of tp is not in a
 // failed log directory; a broker shutting down still counts.
-func (c *controllerContext) replicaOnline(tp topicPartition, id int32) bool {
+func (c *controllerContext) replicaOnline(tp kafkazk.TopicPartition, id int32) bool {
 	return c.isLive(id) && !c.offlineReplicas[tp][id]
 }
 
@@ -126,7 +128,7 @@ func (c *controllerContext) liveBrokerIDs() []int32 {
 }
 
 // liveness is the election view of one partition.
-func (c *controllerContext) liveness(tp topicPartition) liveness {
+func (c *controllerContext) liveness(tp kafkazk.TopicPartition) liveness {
 	l := liveness{Live: map[int32]bool{}, ShuttingDown: c.shuttingDown, OfflineReplicas: c.offlineReplicas[tp]}
 	for id := range c.brokers {
 		l.Live[id] = true
@@ -134,12 +136,12 @@ func (c *controllerContext) liveness(tp topicPartition) liveness {
 	return l
 }
 
-func (c *controllerContext) assignment(tp topicPartition) (replicaAssignment, bool) {
+func (c *controllerContext) assignment(tp kafkazk.TopicPartition) (replicaAssignment, bool) {
 	a, ok := c.assignments[tp.Topic][tp.Partition]
 	return a, ok
 }
 
-func (c *controllerContext) setAssignment(tp topicPartition, a replicaAssignment) {
+func (c *controllerContext) setAssignment(tp kafkazk.TopicPartition, a replicaAssignment) {
 	m := c.assignments[tp.Topic]
 	if m == nil {
 		m = map[int32]replicaAssignment{}
@@ -150,29 +152,29 @@ func (c *controllerContext) setAssignment(tp topicPartition, a replicaAssignment
 
 // allPartitions lists every known partition in (topic, partition) order,
 // so that the requests a decision produces are deterministic.
-func (c *controllerContext) allPartitions() []topicPartition {
-	var out []topicPartition
+func (c *controllerContext) allPartitions() []kafkazk.TopicPartition {
+	var out []kafkazk.TopicPartition
 	for t, ps := range c.assignments {
 		for p := range ps {
-			out = append(out, topicPartition{t, p})
+			out = append(out, kafkazk.TopicPartition{Topic: t, Partition: p})
 		}
 	}
 	sortPartitions(out)
 	return out
 }
 
-func (c *controllerContext) partitionsOfTopic(topic string) []topicPartition {
-	var out []topicPartition
+func (c *controllerContext) partitionsOfTopic(topic string) []kafkazk.TopicPartition {
+	var out []kafkazk.TopicPartition
 	for p := range c.assignments[topic] {
-		out = append(out, topicPartition{topic, p})
+		out = append(out, kafkazk.TopicPartition{Topic: topic, Partition: p})
 	}
 	sortPartitions(out)
 	return out
 }
 
 // partitionsOnBroker are the partitions with a replica on id.
-func (c *controllerContext) partitionsOnBroker(id int32) []topicPartition {
-	var out []topicPartition
+func (c *controllerContext) partitionsOnBroker(id int32) []kafkazk.TopicPartition {
+	var out []kafkazk.TopicPartition
 	for _, tp := range c.allPartitions() {
 		a, _ := c.assignment(tp)
 		if slices.Contains(a.Replicas, id) {
@@ -210,7 +212,7 @@ func (c *controllerContext) offlinePartitionCount() int {
 	return n
 }
 
-func sortPartitions(tps []topicPartition) {
+func sortPartitions(tps []kafkazk.TopicPartition) {
 	sort.Slice(tps, func(i, j int) bool {
 		if tps[i].Topic != tps[j].Topic {
 			return tps[i].Topic < tps[j].Topic

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -17,15 +19,15 @@ import (
 // topic being reassigned waits for the reassignment to finish.
 
 // processTopicDeletion handles a child change of /admin/delete_topics.
-func (c *kafkaController) processTopicDeletion() error {
-	names, err := c.childrenW(deleteTopicsPath, ctlEvent{"TopicDeletion", c.processTopicDeletion})
+func (c *Controller) processTopicDeletion() error {
+	names, err := c.childrenW(kafkazk.DeleteTopicsPath, ctlEvent{"TopicDeletion", c.processTopicDeletion})
 	if err != nil {
 		return err
 	}
 	return c.processTopicDeletionMarkers(names)
 }
 
-func (c *kafkaController) processTopicDeletionMarkers(names []string) error {
+func (c *Controller) processTopicDeletionMarkers(names []string) error {
 	var unknown []string
 	for _, t := range names {
 		if _, ok := c.ctx.assignments[t]; !ok {
@@ -36,7 +38,7 @@ func (c *kafkaController) processTopicDeletionMarkers(names []string) error {
 	}
 	if len(unknown) > 0 {
 		c.log.Info("ignoring deletion of unknown topics", "topics", unknown)
-		if err := c.deleteChildren(deleteTopicsPath, unknown); err != nil {
+		if err := c.deleteChildren(kafkazk.DeleteTopicsPath, unknown); err != nil {
 			return err
 		}
 	}
@@ -45,7 +47,7 @@ func (c *kafkaController) processTopicDeletionMarkers(names []string) error {
 
 // resumeDeletions starts deletions not yet started and re-sends the
 // StopReplica requests that could not be delivered before.
-func (c *kafkaController) resumeDeletions() error {
+func (c *Controller) resumeDeletions() error {
 	topics := make([]string, 0, len(c.ctx.topicsToDelete))
 	for t := range c.ctx.topicsToDelete {
 		topics = append(topics, t)
@@ -75,7 +77,7 @@ func (c *kafkaController) resumeDeletions() error {
 		for r, sent := range pending {
 			if !sent && c.ctx.isLive(r.Replica) {
 				pending[r] = true
-				b.addStopReplica([]int32{r.Replica}, r.topicPartition, true, leaderEpochDuringDelete)
+				b.addStopReplica([]int32{r.Replica}, r.TopicPartition, true, leaderEpochDuringDelete)
 			}
 		}
 		if len(pending) == 0 {
@@ -91,7 +93,7 @@ func (c *kafkaController) resumeDeletions() error {
 	return nil
 }
 
-func (c *kafkaController) topicBeingReassigned(topic string) bool {
+func (c *Controller) topicBeingReassigned(topic string) bool {
 	for _, a := range c.ctx.assignments[topic] {
 		if a.isBeingReassigned() {
 			return true
@@ -102,7 +104,7 @@ func (c *kafkaController) topicBeingReassigned(topic string) bool {
 
 // markDeletionUnsent: the replica's StopReplica was lost (broker died, or
 // it failed); it is sent again when the broker is back.
-func (c *kafkaController) markDeletionUnsent(tp topicPartition, replica int32) {
+func (c *Controller) markDeletionUnsent(tp kafkazk.TopicPartition, replica int32) {
 	if pending := c.ctx.deletionPending[tp.Topic]; pending != nil {
 		if _, ok := pending[topicPartitionReplica{tp, replica}]; ok {
 			pending[topicPartitionReplica{tp, replica}] = false
@@ -110,12 +112,12 @@ func (c *kafkaController) markDeletionUnsent(tp topicPartition, replica int32) {
 	}
 }
 
-func (c *kafkaController) handleStopReplicaResponse(broker int32, req *kmsg.StopReplicaRequest, resp *kmsg.StopReplicaResponse) error {
-	deleting := map[topicPartition]bool{}
+func (c *Controller) handleStopReplicaResponse(broker int32, req *kmsg.StopReplicaRequest, resp *kmsg.StopReplicaResponse) error {
+	deleting := map[kafkazk.TopicPartition]bool{}
 	for _, t := range req.Topics {
 		for _, p := range t.PartitionStates {
 			if p.Delete {
-				deleting[topicPartition{t.Topic, p.Partition}] = true
+				deleting[kafkazk.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = true
 			}
 		}
 	}
@@ -128,7 +130,7 @@ func (c *kafkaController) handleStopReplicaResponse(broker int32, req *kmsg.Stop
 	}
 	var touched []string
 	for _, p := range resp.Partitions {
-		tp := topicPartition{p.Topic, p.Partition}
+		tp := kafkazk.TopicPartition{Topic: p.Topic, Partition: p.Partition}
 		pending := c.ctx.deletionPending[tp.Topic]
 		if !deleting[tp] || pending == nil {
 			continue
@@ -155,18 +157,18 @@ func (c *kafkaController) handleStopReplicaResponse(broker int32, req *kmsg.Stop
 }
 
 // completeDeletion removes the topic's znodes, fenced, and forgets it.
-func (c *kafkaController) completeDeletion(topic string) error {
-	ops, err := c.deleteTreeOps(topicPath(topic))
+func (c *Controller) completeDeletion(topic string) error {
+	ops, err := c.deleteTreeOps(kafkazk.TopicPath(topic))
 	if err != nil {
 		return err
 	}
 	if len(ops) > 0 {
-		if _, err := controllerWrite(c.zk, c.epochZkVersion, ops...); err != nil && !errors.Is(err, errNoNode) {
+		if _, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, ops...); err != nil && !errors.Is(err, zkstore.ErrNoNode) {
 			return err
 		}
 	}
-	for _, p := range []string{configEntityPath(configTypeTopic, topic), deleteTopicPath(topic)} {
-		if _, err := controllerWrite(c.zk, c.epochZkVersion, &opDelete{Path: p, Version: -1}); err != nil && !errors.Is(err, errNoNode) {
+	for _, p := range []string{kafkazk.ConfigEntityPath(kafkazk.ConfigTypeTopic, topic), kafkazk.DeleteTopicPath(topic)} {
+		if _, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, &zkstore.OpDelete{Path: p, Version: -1}); err != nil && !errors.Is(err, zkstore.ErrNoNode) {
 			return err
 		}
 	}
@@ -177,16 +179,16 @@ func (c *kafkaController) completeDeletion(topic string) error {
 
 // deleteTreeOps lists deletes for path and everything under it, children
 // first.
-func (c *kafkaController) deleteTreeOps(path string) ([]zkOp, error) {
+func (c *Controller) deleteTreeOps(path string) ([]zkstore.Op, error) {
 	kids, _, err := c.zk.Children(path)
-	if errors.Is(err, errNoNode) {
+	if errors.Is(err, zkstore.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(kids)
-	var ops []zkOp
+	var ops []zkstore.Op
 	for _, k := range kids {
 		sub, err := c.deleteTreeOps(path + "/" + k)
 		if err != nil {
@@ -194,5 +196,5 @@ func (c *kafkaController) deleteTreeOps(path string) ([]zkOp, error) {
 		}
 		ops = append(ops, sub...)
 	}
-	return append(ops, &opDelete{Path: path, Version: -1}), nil
+	return append(ops, &zkstore.OpDelete{Path: path, Version: -1}), nil
 }

@@ -5,6 +5,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kbroker/kbroker/controller/controllertest"
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
+	"github.com/kbroker/kbroker/zkstore/zktest"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -17,30 +21,30 @@ func TestIsrChangeNotification(t *testing.T) {
 	h.becomeController(3)
 	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}})
 	h.run()
-	h.ch.take()
-	v, err := updateIsr(h.admin, topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1, 3}, ControllerEpoch: 1}, 0)
+	h.ch.Take()
+	v, err := kafkazk.UpdateIsr(h.admin, kafkazk.TopicPartition{Topic: "orders", Partition: 0}, kafkazk.LeaderAndIsr{Leader: 1, ISR: []int32{1, 3}, ControllerEpoch: 1}, 0)
 	if err != nil || v != 1 {
 		t.Fatalf("leader ISR write: %d %v", v, err)
 	}
-	if err := writeIsrChangeNotification(h.admin, []topicPartition{{"orders", 0}, {"unknown", 0}}); err != nil {
+	if err := kafkazk.WriteIsrChangeNotification(h.admin, []kafkazk.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "unknown", Partition: 0}}); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
-	sent := h.ch.take()
-	if lai := leaderAndIsrs(sent); len(lai) != 0 {
+	sent := h.ch.Take()
+	if lai := controllertest.LeaderAndIsrs(sent); len(lai) != 0 {
 		t.Errorf("LeaderAndIsr sent for an ISR change: %v", lai)
 	}
-	parts, _ := updateMetadatas(sent)
+	parts, _ := controllertest.UpdateMetadatas(sent)
 	for _, id := range []int32{1, 2, 3} {
-		if v := parts[id][topicPartition{"orders", 0}]; !slices.Equal(v.ISR, []int32{1, 3}) || v.Leader != 1 {
+		if v := parts[id][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; !slices.Equal(v.ISR, []int32{1, 3}) || v.Leader != 1 {
 			t.Errorf("UpdateMetadata to %d: %+v", id, v)
 		}
 	}
-	kids, _, _ := h.admin.Children(isrChangeNotificationPath)
+	kids, _, _ := h.admin.Children(kafkazk.IsrChangeNotificationPath)
 	if len(kids) != 0 {
 		t.Errorf("notifications left: %v", kids)
 	}
-	if st := h.c.ctx.leadership[topicPartition{"orders", 0}]; st.PartitionEpoch != 1 {
+	if st := h.c.ctx.leadership[kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; st.PartitionEpoch != 1 {
 		t.Errorf("cached partition epoch %d", st.PartitionEpoch)
 	}
 }
@@ -56,7 +60,7 @@ func TestControlledShutdown(t *testing.T) {
 	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}, 1: {2, 1, 3}})
 	h.createTopic("solo", map[int32][]int32{0: {1}})
 	h.run()
-	h.ch.take()
+	h.ch.Take()
 	epoch := c.ctx.brokers[1].Epoch
 	if _, err := c.controlledShutdown(1, epoch-1); !errors.Is(err, kerr.StaleBrokerEpoch) {
 		t.Errorf("stale epoch: %v", err)
@@ -78,12 +82,12 @@ func TestControlledShutdown(t *testing.T) {
 	if s, _ := h.state("solo", 0); s.Leader != 1 || s.LeaderEpoch != 0 {
 		t.Errorf("solo-0 (one replica) touched: %+v", s)
 	}
-	sent := h.ch.take()
-	if v := leaderAndIsrs(sent)[1][topicPartition{"orders", 0}]; v.Leader != 2 {
+	sent := h.ch.Take()
+	if v := controllertest.LeaderAndIsrs(sent)[1][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; v.Leader != 2 {
 		t.Errorf("shutting-down broker's LeaderAndIsr for orders-0: %+v", v)
 	}
-	stops := stopReplicas(sent)
-	if del, ok := stops[1][topicPartition{"orders", 1}]; !ok || del {
+	stops := controllertest.StopReplicas(sent)
+	if del, ok := stops[1][kafkazk.TopicPartition{Topic: "orders", Partition: 1}]; !ok || del {
 		t.Errorf("StopReplica to 1 for orders-1: sent %v delete %v", ok, del)
 	}
 	// The shutting-down broker is no longer eligible as leader.
@@ -99,31 +103,31 @@ func TestControlledShutdown(t *testing.T) {
 func TestControlledShutdownReportsRemaining(t *testing.T) {
 	_, c := newLoneLeaderHarness(t)
 	remaining, err := c.controlledShutdown(1, -1)
-	if err != nil || !slices.Equal(remaining, []topicPartition{{"orders", 0}}) {
+	if err != nil || !slices.Equal(remaining, []kafkazk.TopicPartition{{Topic: "orders", Partition: 0}}) {
 		t.Fatalf("remaining %v err %v", remaining, err)
 	}
 }
 
 // A controller whose epoch was superseded cannot write: its first write
 // fails the /controller_epoch check and its loop ends with
-// errControllerMoved, leaving ZooKeeper as the new controller left it.
+// kafkazk.ErrControllerMoved, leaving ZooKeeper as the new controller left it.
 func TestStaleControllerIsFenced(t *testing.T) {
 	h := newCtlHarness(t, 1, 2, 3)
 	old := h.becomeController(1)
 	h.createTopic("orders", map[int32][]int32{0: {2, 3}})
 	h.run()
 	// Broker 1 loses /controller (e.g. a long pause); broker 2 wins epoch 2.
-	if err := h.admin.Delete(controllerPath, -1); err != nil {
+	if err := h.admin.Delete(kafkazk.ControllerPath, -1); err != nil {
 		t.Fatal(err)
 	}
-	st, err := electController(h.brokers[2], 2, 1)
+	st, err := kafkazk.ElectController(h.brokers[2], 2, 1)
 	if err != nil || st.Epoch != 2 {
 		t.Fatalf("second election %+v %v", st, err)
 	}
 	before := h.rawState("orders", 0)
 	h.killBroker(2)
 	err = old.runUntilIdle()
-	if !errors.Is(err, errControllerMoved) {
+	if !errors.Is(err, kafkazk.ErrControllerMoved) {
 		t.Fatalf("stale controller: %v", err)
 	}
 	if after := h.rawState("orders", 0); after != before {
@@ -137,32 +141,32 @@ func TestStaleControllerIsFenced(t *testing.T) {
 func TestTopicDeletion(t *testing.T) {
 	h := newCtlHarness(t, 1, 2, 3)
 	h.becomeController(3)
-	if _, err := createTopic(h.admin, "orders", -1, -1, map[int32][]int32{0: {1, 2}, 1: {2, 1}}, map[string]string{"retention.ms": "1000"}, false, nil, h.cfg.newTopicID); err != nil {
+	if _, err := kafkazk.CreateTopic(h.admin, "orders", -1, -1, map[int32][]int32{0: {1, 2}, 1: {2, 1}}, map[string]string{"retention.ms": "1000"}, false, nil, h.cfg.NewTopicID); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
 	h.killBroker(1)
 	h.run()
-	h.ch.take()
-	if err := markTopicForDeletion(h.admin, "orders"); err != nil {
+	h.ch.Take()
+	if err := kafkazk.MarkTopicForDeletion(h.admin, "orders"); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
-	sent := h.ch.take()
-	parts, _ := updateMetadatas(sent)
-	if v := parts[2][topicPartition{"orders", 0}]; v.Leader != leaderDuringDelete {
+	sent := h.ch.Take()
+	parts, _ := controllertest.UpdateMetadatas(sent)
+	if v := parts[2][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; v.Leader != leaderDuringDelete {
 		t.Errorf("UpdateMetadata during deletion: %+v", v)
 	}
-	stops := stopReplicas(sent)
-	if !stops[2][topicPartition{"orders", 0}] || !stops[2][topicPartition{"orders", 1}] {
+	stops := controllertest.StopReplicas(sent)
+	if !stops[2][kafkazk.TopicPartition{Topic: "orders", Partition: 0}] || !stops[2][kafkazk.TopicPartition{Topic: "orders", Partition: 1}] {
 		t.Errorf("StopReplica(delete) to 2: %v", stops)
 	}
-	if ok, _, _ := h.admin.Exists(topicPath("orders")); !ok {
+	if ok, _, _ := h.admin.Exists(kafkazk.TopicPath("orders")); !ok {
 		t.Fatal("topic deleted while broker 1's replicas were not")
 	}
 	h.startBroker(1)
 	h.run()
-	for _, p := range []string{topicPath("orders"), configEntityPath(configTypeTopic, "orders"), deleteTopicPath("orders")} {
+	for _, p := range []string{kafkazk.TopicPath("orders"), kafkazk.ConfigEntityPath(kafkazk.ConfigTypeTopic, "orders"), kafkazk.DeleteTopicPath("orders")} {
 		if ok, _, _ := h.admin.Exists(p); ok {
 			t.Errorf("%s still exists", p)
 		}
@@ -171,9 +175,9 @@ func TestTopicDeletion(t *testing.T) {
 		t.Error("deleted topic still in the controller's context")
 	}
 	// Deleting an unknown topic's marker just goes away.
-	mustCreate(t, h.admin, deleteTopicPath("ghost"), "", modePersistent)
+	zktest.MustCreate(t, h.admin, kafkazk.DeleteTopicPath("ghost"), "", zkstore.ModePersistent)
 	h.run()
-	if ok, _, _ := h.admin.Exists(deleteTopicPath("ghost")); ok {
+	if ok, _, _ := h.admin.Exists(kafkazk.DeleteTopicPath("ghost")); ok {
 		t.Error("marker of an unknown topic left")
 	}
 }
@@ -185,26 +189,26 @@ func TestPartitionAddition(t *testing.T) {
 	h.becomeController(3)
 	h.createTopic("orders", map[int32][]int32{0: {1, 2}, 1: {2, 3}})
 	h.run()
-	h.ch.take()
-	if err := createPartitions(h.admin, "orders", 2, nil, false, nil); !errors.Is(err, kerr.InvalidPartitions) {
+	h.ch.Take()
+	if err := kafkazk.CreatePartitions(h.admin, "orders", 2, nil, false, nil); !errors.Is(err, kerr.InvalidPartitions) {
 		t.Errorf("same count: %v", err)
 	}
-	if err := createPartitions(h.admin, "orders", 3, [][]int32{{3, 1}}, false, nil); err != nil {
+	if err := kafkazk.CreatePartitions(h.admin, "orders", 3, [][]int32{{3, 1}}, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
 	if got := h.rawState("orders", 2); got != `{"controller_epoch":1,"leader":3,"version":1,"leader_epoch":0,"isr":[3,1]}` {
 		t.Errorf("orders-2 state %s", got)
 	}
-	lai := leaderAndIsrs(h.ch.take())
-	if v := lai[1][topicPartition{"orders", 2}]; !v.IsNew || v.Leader != 3 {
+	lai := controllertest.LeaderAndIsrs(h.ch.Take())
+	if v := lai[1][kafkazk.TopicPartition{Topic: "orders", Partition: 2}]; !v.IsNew || v.Leader != 3 {
 		t.Errorf("LeaderAndIsr orders-2: %+v", v)
 	}
-	if _, ok := lai[1][topicPartition{"orders", 0}]; ok {
+	if _, ok := lai[1][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; ok {
 		t.Error("existing partitions were re-sent")
 	}
 	// Kafka's assignment continues the round-robin.
-	if err := createPartitions(h.admin, "orders", 5, nil, false, func(int) int { return 0 }); err != nil {
+	if err := kafkazk.CreatePartitions(h.admin, "orders", 5, nil, false, func(int) int { return 0 }); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
@@ -234,8 +238,8 @@ func TestLogDirFailure(t *testing.T) {
 	h.becomeController(3)
 	h.createTopic("orders", map[int32][]int32{0: {1, 2}, 1: {2, 1}})
 	h.run()
-	h.ch.take()
-	h.ch.respond = func(broker int32, req kmsg.Request) kmsg.Response {
+	h.ch.Take()
+	h.ch.Respond = func(broker int32, req kmsg.Request) kmsg.Response {
 		lai, ok := req.(*kmsg.LeaderAndISRRequest)
 		if !ok || broker != 1 {
 			return nil
@@ -256,7 +260,7 @@ func TestLogDirFailure(t *testing.T) {
 		}
 		return resp
 	}
-	if _, err := h.admin.Create(logDirEventNotificationPath+"/"+logDirEventPrefix, logDirEventZNode{Broker: 1, Event: logDirFailureEvent}.encode(), modePersistentSequential); err != nil {
+	if _, err := h.admin.Create(kafkazk.LogDirEventNotificationPath+"/"+kafkazk.LogDirEventPrefix, kafkazk.LogDirEventZNode{Broker: 1, Event: kafkazk.LogDirFailureEvent}.Encode(), zkstore.ModePersistentSequential); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
@@ -266,11 +270,11 @@ func TestLogDirFailure(t *testing.T) {
 	if s, _ := h.state("orders", 1); s.Leader != 2 || !slices.Equal(s.ISR, []int32{2, 1}) {
 		t.Errorf("orders-1 (replica on a healthy dir) changed: %+v", s)
 	}
-	parts, _ := updateMetadatas(h.ch.take())
-	if v := parts[2][topicPartition{"orders", 0}]; !slices.Equal(v.Offline, []int32{1}) {
+	parts, _ := controllertest.UpdateMetadatas(h.ch.Take())
+	if v := parts[2][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; !slices.Equal(v.Offline, []int32{1}) {
 		t.Errorf("offline replicas in UpdateMetadata: %+v", v)
 	}
-	if kids, _, _ := h.admin.Children(logDirEventNotificationPath); len(kids) != 0 {
+	if kids, _, _ := h.admin.Children(kafkazk.LogDirEventNotificationPath); len(kids) != 0 {
 		t.Errorf("log dir events left: %v", kids)
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 const (
@@ -18,28 +21,28 @@ const (
 // notifications deleted, context read from ZooKeeper, UpdateMetadata to every
 // live broker, replicas online (LeaderAndIsr), leaders for New/Offline
 // partitions, then pending reassignments and deletions.
-func (c *kafkaController) onControllerFailover() error {
+func (c *Controller) onControllerFailover() error {
 	c.ctx = newControllerContext()
-	ids, err := c.childrenW(brokerIDsPath, ctlEvent{"BrokerChange", c.processBrokerChange})
+	ids, err := c.childrenW(kafkazk.BrokerIDsPath, ctlEvent{"BrokerChange", c.processBrokerChange})
 	if err != nil {
 		return err
 	}
-	topics, err := c.childrenW(brokerTopicsPath, ctlEvent{"TopicChange", c.processTopicChange})
+	topics, err := c.childrenW(kafkazk.BrokerTopicsPath, ctlEvent{"TopicChange", c.processTopicChange})
 	if err != nil {
 		return err
 	}
-	notifications, err := c.childrenW(isrChangeNotificationPath, ctlEvent{"IsrChangeNotification", c.processIsrChangeNotification})
+	notifications, err := c.childrenW(kafkazk.IsrChangeNotificationPath, ctlEvent{"IsrChangeNotification", c.processIsrChangeNotification})
 	if err != nil {
 		return err
 	}
-	if err := c.deleteChildren(isrChangeNotificationPath, notifications); err != nil {
+	if err := c.deleteChildren(kafkazk.IsrChangeNotificationPath, notifications); err != nil {
 		return err
 	}
-	events, err := c.childrenW(logDirEventNotificationPath, ctlEvent{"LogDirEventNotification", c.processLogDirEventNotification})
+	events, err := c.childrenW(kafkazk.LogDirEventNotificationPath, ctlEvent{"LogDirEventNotification", c.processLogDirEventNotification})
 	if err != nil {
 		return err
 	}
-	if err := c.deleteChildren(logDirEventNotificationPath, events); err != nil {
+	if err := c.deleteChildren(kafkazk.LogDirEventNotificationPath, events); err != nil {
 		return err
 	}
 
@@ -63,9 +66,9 @@ func (c *kafkaController) onControllerFailover() error {
 		}
 	}
 	for _, id := range c.ctx.liveBrokerIDs() {
-		c.chans.addBroker(c.ctx.brokers[id], c.cfg.interBrokerListener)
+		c.chans.addBroker(c.ctx.brokers[id], c.cfg.InterBrokerListener)
 	}
-	c.log.Info("controller failover", "broker", c.cfg.brokerID, "epoch", c.epoch,
+	c.log.Info("controller failover", "broker", c.cfg.BrokerID, "epoch", c.epoch,
 		"liveBrokers", c.ctx.liveBrokerIDs(), "topics", len(c.ctx.assignments))
 
 	// Brokers need the live-broker list before they can act on a
@@ -88,7 +91,7 @@ func (c *kafkaController) onControllerFailover() error {
 	for _, tp := range c.ctx.allPartitions() {
 		c.refreshPartitionState(tp)
 	}
-	deletions, err := c.childrenW(deleteTopicsPath, ctlEvent{"TopicDeletion", c.processTopicDeletion})
+	deletions, err := c.childrenW(kafkazk.DeleteTopicsPath, ctlEvent{"TopicDeletion", c.processTopicDeletion})
 	if err != nil {
 		return err
 	}
@@ -114,12 +117,12 @@ func (c *kafkaController) onControllerFailover() error {
 }
 
 // childrenW lists path's children and arms ev for their next change.
-func (c *kafkaController) childrenW(path string, ev ctlEvent) ([]string, error) {
+func (c *Controller) childrenW(path string, ev ctlEvent) ([]string, error) {
 	kids, _, ch, err := c.zk.ChildrenW(path)
-	if errors.Is(err, errNoNode) {
+	if errors.Is(err, zkstore.ErrNoNode) {
 		// Every broker creates these paths at start-up; recreate and
 		// retry once if someone removed one.
-		if err := createRecursive(c.zk, path); err != nil {
+		if err := kafkazk.CreateRecursive(c.zk, path); err != nil {
 			return nil, err
 		}
 		kids, _, ch, err = c.zk.ChildrenW(path)
@@ -134,19 +137,19 @@ func (c *kafkaController) childrenW(path string, ev ctlEvent) ([]string, error) 
 
 // deleteChildren deletes the named children of parent in one fenced multi;
 // children already gone are skipped.
-func (c *kafkaController) deleteChildren(parent string, names []string) error {
+func (c *Controller) deleteChildren(parent string, names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	ops := make([]zkOp, 0, len(names))
+	ops := make([]zkstore.Op, 0, len(names))
 	for _, n := range names {
-		ops = append(ops, &opDelete{Path: parent + "/" + n, Version: -1})
+		ops = append(ops, &zkstore.OpDelete{Path: parent + "/" + n, Version: -1})
 	}
-	_, err := controllerWrite(c.zk, c.epochZkVersion, ops...)
-	if errors.Is(err, errNoNode) {
+	_, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, ops...)
+	if errors.Is(err, zkstore.ErrNoNode) {
 		// Someone removed one concurrently: delete one by one.
 		for _, op := range ops {
-			if _, err := controllerWrite(c.zk, c.epochZkVersion, op); err != nil && !errors.Is(err, errNoNode) {
+			if _, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, op); err != nil && !errors.Is(err, zkstore.ErrNoNode) {
 				return err
 			}
 		}
@@ -158,10 +161,10 @@ func (c *kafkaController) deleteChildren(parent string, names []string) error {
 // readBroker reads /brokers/ids/<id>; ok is false when it vanished.
 // readBrokers reads the registrations named by /brokers/ids children;
 // names that are not broker ids and brokers gone or unreadable are left out.
-func (c *kafkaController) readBrokers(names []string) (map[int32]liveBroker, error) {
+func (c *Controller) readBrokers(names []string) (map[int32]liveBroker, error) {
 	out := map[int32]liveBroker{}
 	for _, n := range names {
-		id, err := parseBrokerID(n)
+		id, err := kafkazk.ParseBrokerID(n)
 		if err != nil {
 			continue
 		}
@@ -176,15 +179,15 @@ func (c *kafkaController) readBrokers(names []string) (map[int32]liveBroker, err
 	return out, nil
 }
 
-func (c *kafkaController) readBroker(id int32) (liveBroker, bool, error) {
-	data, st, err := c.zk.Get(brokerIDPath(id))
-	if errors.Is(err, errNoNode) {
+func (c *Controller) readBroker(id int32) (liveBroker, bool, error) {
+	data, st, err := c.zk.Get(kafkazk.BrokerIDPath(id))
+	if errors.Is(err, zkstore.ErrNoNode) {
 		return liveBroker{}, false, nil
 	}
 	if err != nil {
 		return liveBroker{}, false, err
 	}
-	reg, err := decodeBrokerZNode(data)
+	reg, err := kafkazk.DecodeBrokerZNode(data)
 	if err != nil {
 		c.log.Error("ignoring unreadable broker registration", "broker", id, "err", err)
 		return liveBroker{}, false, nil
@@ -195,30 +198,30 @@ func (c *kafkaController) readBroker(id int32) (liveBroker, bool, error) {
 // loadTopic reads /brokers/topics/<t> into the context, arms its data
 // watch (partition modifications) and gives it a topic id if it has none,
 // as a 3.x controller does.
-func (c *kafkaController) loadTopic(topic string) error {
-	data, st, ch, err := c.zk.GetW(topicPath(topic))
-	if errors.Is(err, errNoNode) {
+func (c *Controller) loadTopic(topic string) error {
+	data, st, ch, err := c.zk.GetW(kafkazk.TopicPath(topic))
+	if errors.Is(err, zkstore.ErrNoNode) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	c.watch(ch, ctlEvent{"PartitionModifications", func() error { return c.processPartitionModifications(topic) }})
-	z, err := decodeTopicZNode(data)
+	z, err := kafkazk.DecodeTopicZNode(data)
 	if err != nil {
 		c.log.Error("ignoring unreadable topic znode", "topic", topic, "err", err)
 		return nil
 	}
 	if z.TopicID == ([16]byte{}) {
-		z.TopicID = c.cfg.newTopicID()
+		z.TopicID = c.cfg.NewTopicID()
 		z.Version = 3
-		if _, err := controllerWrite(c.zk, c.epochZkVersion, &opSet{Path: topicPath(topic), Data: z.encode(), Version: st.Version}); err != nil {
+		if _, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, &zkstore.OpSet{Path: kafkazk.TopicPath(topic), Data: z.Encode(), Version: st.Version}); err != nil {
 			return fmt.Errorf("adding a topic id to %s: %w", topic, err)
 		}
 	}
 	c.ctx.topicIDs[topic] = z.TopicID
 	for p, rs := range z.Partitions {
-		c.ctx.setAssignment(topicPartition{topic, p}, replicaAssignment{
+		c.ctx.setAssignment(kafkazk.TopicPartition{Topic: topic, Partition: p}, replicaAssignment{
 			Replicas: rs, Adding: z.Adding[p], Removing: z.Removing[p],
 		})
 	}
@@ -226,8 +229,8 @@ func (c *kafkaController) loadTopic(topic string) error {
 }
 
 // topicZNodeOf is the context's assignment of topic as its znode.
-func (c *kafkaController) topicZNodeOf(topic string) topicZNode {
-	z := topicZNode{Version: 3, TopicID: c.ctx.topicIDs[topic], Partitions: replicaMap{}, Adding: replicaMap{}, Removing: replicaMap{}}
+func (c *Controller) topicZNodeOf(topic string) kafkazk.TopicZNode {
+	z := kafkazk.TopicZNode{Version: 3, TopicID: c.ctx.topicIDs[topic], Partitions: kafkazk.ReplicaMap{}, Adding: kafkazk.ReplicaMap{}, Removing: kafkazk.ReplicaMap{}}
 	for p, a := range c.ctx.assignments[topic] {
 		z.Partitions[p] = a.Replicas
 		if len(a.Adding) > 0 {
@@ -244,8 +247,8 @@ func isSequentialChild(name, prefix string) bool { return strings.HasPrefix(name
 
 // offlineDeadReplicas moves every replica hosted on a broker that is not
 // alive to OfflineReplica.
-func (c *kafkaController) offlineDeadReplicas(b *requestBatch) error {
-	dead := map[int32][]topicPartition{}
+func (c *Controller) offlineDeadReplicas(b *requestBatch) error {
+	dead := map[int32][]kafkazk.TopicPartition{}
 	for _, tp := range c.ctx.allPartitions() {
 		a, ok := c.ctx.assignment(tp)
 		if !ok || c.ctx.topicsToDelete[tp.Topic] {

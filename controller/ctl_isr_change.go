@@ -2,6 +2,9 @@ package controller
 
 import (
 	"errors"
+
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // processIsrChangeNotification is Kafka's processIsrChangeNotification:
@@ -10,8 +13,8 @@ import (
 // UpdateMetadata (no LeaderAndIsr: the leader already knows). The
 // notifications it read are deleted even if handling failed, so a bad one
 // cannot wedge the path.
-func (c *kafkaController) processIsrChangeNotification() error {
-	names, err := c.childrenW(isrChangeNotificationPath, ctlEvent{"IsrChangeNotification", c.processIsrChangeNotification})
+func (c *Controller) processIsrChangeNotification() error {
+	names, err := c.childrenW(kafkazk.IsrChangeNotificationPath, ctlEvent{"IsrChangeNotification", c.processIsrChangeNotification})
 	if err != nil {
 		return err
 	}
@@ -19,27 +22,27 @@ func (c *kafkaController) processIsrChangeNotification() error {
 		return nil
 	}
 	handleErr := c.handleIsrChanges(names)
-	if err := c.deleteChildren(isrChangeNotificationPath, names); err != nil {
+	if err := c.deleteChildren(kafkazk.IsrChangeNotificationPath, names); err != nil {
 		return err
 	}
 	return handleErr
 }
 
-func (c *kafkaController) handleIsrChanges(names []string) error {
-	seen := map[topicPartition]bool{}
-	var tps []topicPartition
+func (c *Controller) handleIsrChanges(names []string) error {
+	seen := map[kafkazk.TopicPartition]bool{}
+	var tps []kafkazk.TopicPartition
 	for _, n := range names {
-		if !isSequentialChild(n, isrChangePrefix) {
+		if !isSequentialChild(n, kafkazk.IsrChangePrefix) {
 			continue
 		}
-		data, _, err := c.zk.Get(isrChangeNotificationPath + "/" + n)
-		if errors.Is(err, errNoNode) {
+		data, _, err := c.zk.Get(kafkazk.IsrChangeNotificationPath + "/" + n)
+		if errors.Is(err, zkstore.ErrNoNode) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		list, err := decodePartitionList(data)
+		list, err := kafkazk.DecodePartitionList(data)
 		if err != nil {
 			c.log.Warn("ignoring unreadable ISR change notification", "node", n, "err", err)
 			continue
@@ -52,7 +55,7 @@ func (c *kafkaController) handleIsrChanges(names []string) error {
 		}
 	}
 	sortPartitions(tps)
-	var refreshed []topicPartition
+	var refreshed []kafkazk.TopicPartition
 	for _, tp := range tps {
 		st, ok, err := c.readLeadership(tp)
 		if err != nil {

@@ -3,6 +3,9 @@ package controller
 import (
 	"errors"
 	"slices"
+
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // processLogDirEventNotification handles /log_dir_event_notification
@@ -11,8 +14,8 @@ import (
 // replicas in the failed directory answer KAFKA_STORAGE_ERROR and
 // handleLeaderAndIsrResponse takes them offline. The nodes are deleted once
 // read.
-func (c *kafkaController) processLogDirEventNotification() error {
-	names, err := c.childrenW(logDirEventNotificationPath, ctlEvent{"LogDirEventNotification", c.processLogDirEventNotification})
+func (c *Controller) processLogDirEventNotification() error {
+	names, err := c.childrenW(kafkazk.LogDirEventNotificationPath, ctlEvent{"LogDirEventNotification", c.processLogDirEventNotification})
 	if err != nil {
 		return err
 	}
@@ -21,15 +24,15 @@ func (c *kafkaController) processLogDirEventNotification() error {
 	}
 	var brokers []int32
 	for _, n := range names {
-		data, _, err := c.zk.Get(logDirEventNotificationPath + "/" + n)
-		if errors.Is(err, errNoNode) {
+		data, _, err := c.zk.Get(kafkazk.LogDirEventNotificationPath + "/" + n)
+		if errors.Is(err, zkstore.ErrNoNode) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		ev, err := decodeLogDirEventZNode(data)
-		if err != nil || ev.Event != logDirFailureEvent {
+		ev, err := kafkazk.DecodeLogDirEventZNode(data)
+		if err != nil || ev.Event != kafkazk.LogDirFailureEvent {
 			c.log.Warn("ignoring log dir event", "node", n, "err", err)
 			continue
 		}
@@ -46,5 +49,5 @@ func (c *kafkaController) processLogDirEventNotification() error {
 		}
 	}
 	c.sendBatch(b)
-	return c.deleteChildren(logDirEventNotificationPath, names)
+	return c.deleteChildren(kafkazk.LogDirEventNotificationPath, names)
 }

@@ -8,21 +8,23 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// controllerConfig is the part of the broker's configuration the
+// Config is the part of the broker's configuration the
 // controller's decisions read.
-type controllerConfig struct {
-	brokerID            int32
-	interBrokerListener string
-	// uncleanLeaderElection is the broker default of
+type Config struct {
+	BrokerID            int32
+	InterBrokerListener string
+	// UncleanLeaderElection is the broker default of
 	// unclean.leader.election.enable; /config/topics/<t> overrides it.
-	uncleanLeaderElection bool
-	autoLeaderRebalance   bool
-	imbalancePerBrokerPct int
-	// newTopicID draws topic ids for topics that lack one.
-	newTopicID func() [16]byte
+	UncleanLeaderElection bool
+	AutoLeaderRebalance   bool
+	ImbalancePerBrokerPct int
+	// NewTopicID draws topic ids for topics that lack one.
+	NewTopicID func() [16]byte
 }
 
 // ctlEvent is one unit of controller work (Kafka's ControllerEvent).
@@ -32,30 +34,30 @@ type ctlEvent struct {
 }
 
 type armedWatch struct {
-	ch <-chan zkEvent
+	ch <-chan zkstore.Event
 	ev ctlEvent
 }
 
-// errSessionLost: a watch was dropped because the ZooKeeper session ended;
+// ErrSessionLost: a watch was dropped because the ZooKeeper session ended;
 // the controller stops, and the member loop elects again on the new session.
-var errSessionLost = errors.New("zookeeper session lost")
+var ErrSessionLost = errors.New("zookeeper session lost")
 
-// kafkaController is the active controller of one controller epoch: Kafka's
+// Controller is the active controller of one controller epoch: Kafka's
 // KafkaController with its event manager. Everything runs on the goroutine
 // that calls run (or runUntilIdle in tests): ZooKeeper watches, broker
 // responses, admin calls and ticks become events in one queue.
 //
 // Locks: mu guards queue, wake and stopped only; the context, the watch
 // list and every decision belong to the event goroutine.
-type kafkaController struct {
-	zk             zkClient
-	cfg            controllerConfig
+type Controller struct {
+	zk             zkstore.Client
+	cfg            Config
 	epoch          int32
 	epochZkVersion int32
 	ctx            *controllerContext
 	chans          *channelManager
 	log            *slog.Logger
-	metrics        *controllerMetrics
+	metrics        *Metrics
 
 	watches []armedWatch
 	// lastConfigChange is the highest /config/changes sequence handled.
@@ -70,8 +72,8 @@ type kafkaController struct {
 	done chan struct{}
 }
 
-func newKafkaController(zk zkClient, cfg controllerConfig, st controllerStatus, ch BrokerChannel, synchronous bool, log *slog.Logger, m *controllerMetrics) *kafkaController {
-	c := &kafkaController{
+func New(zk zkstore.Client, cfg Config, st kafkazk.ControllerStatus, ch BrokerChannel, synchronous bool, log *slog.Logger, m *Metrics) *Controller {
+	c := &Controller{
 		zk:             zk,
 		cfg:            cfg,
 		epoch:          st.Epoch,
@@ -98,7 +100,7 @@ func newKafkaController(zk zkClient, cfg controllerConfig, st controllerStatus, 
 
 // enqueue adds an event; it never blocks. Events for a stopped controller
 // are dropped.
-func (c *kafkaController) enqueue(ev ctlEvent) {
+func (c *Controller) enqueue(ev ctlEvent) {
 	c.mu.Lock()
 	if !c.stopped {
 		c.queue = append(c.queue, ev)
@@ -110,7 +112,7 @@ func (c *kafkaController) enqueue(ev ctlEvent) {
 	}
 }
 
-func (c *kafkaController) dequeue() (ctlEvent, bool) {
+func (c *Controller) dequeue() (ctlEvent, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.queue) == 0 {
@@ -124,14 +126,14 @@ func (c *kafkaController) dequeue() (ctlEvent, bool) {
 // call runs f as an event and waits for its result; it is how other
 // goroutines (admin APIs) ask the controller. A controller that stops
 // first answers NOT_CONTROLLER.
-func (c *kafkaController) call(ctx context.Context, name string, f func() error) error {
+func (c *Controller) call(ctx context.Context, name string, f func() error) error {
 	done := make(chan error, 1)
 	c.enqueue(ctlEvent{name, func() error {
 		err := f()
 		done <- err
 		// The caller gets the error; only a lost controller role is
 		// fatal to the loop.
-		if errors.Is(err, errControllerMoved) || errors.Is(err, errSessionLost) {
+		if errors.Is(err, kafkazk.ErrControllerMoved) || errors.Is(err, ErrSessionLost) {
 			return err
 		}
 		return nil
@@ -145,7 +147,7 @@ func (c *kafkaController) call(ctx context.Context, name string, f func() error)
 		case err := <-done:
 			return err
 		default:
-			return errNotController
+			return kafkazk.ErrNotController
 		}
 	case <-ctx.Done():
 		return ctx.Err()
@@ -153,16 +155,16 @@ func (c *kafkaController) call(ctx context.Context, name string, f func() error)
 }
 
 // watch arms ev to run when ch fires.
-func (c *kafkaController) watch(ch <-chan zkEvent, ev ctlEvent) {
+func (c *Controller) watch(ch <-chan zkstore.Event, ev ctlEvent) {
 	c.watches = append(c.watches, armedWatch{ch, ev})
 }
 
 // fired moves the watch at i to the queue, or reports the session's end.
-func (c *kafkaController) fired(i int, zev zkEvent, ok bool) error {
+func (c *Controller) fired(i int, zev zkstore.Event, ok bool) error {
 	w := c.watches[i]
 	c.watches = append(c.watches[:i], c.watches[i+1:]...)
-	if !ok || zev.Type == eventNotWatching {
-		return fmt.Errorf("%w: watch for %s dropped: %v", errSessionLost, zev.Path, zev.Err)
+	if !ok || zev.Type == zkstore.EventNotWatching {
+		return fmt.Errorf("%w: watch for %s dropped: %v", ErrSessionLost, zev.Path, zev.Err)
 	}
 	c.enqueue(w.ev)
 	return nil
@@ -170,7 +172,7 @@ func (c *kafkaController) fired(i int, zev zkEvent, ok bool) error {
 
 // pollWatches queues the events of watches that have fired, without
 // blocking.
-func (c *kafkaController) pollWatches() error {
+func (c *Controller) pollWatches() error {
 	for i := 0; i < len(c.watches); {
 		select {
 		case zev, ok := <-c.watches[i].ch:
@@ -187,7 +189,7 @@ func (c *kafkaController) pollWatches() error {
 // runUntilIdle processes events until none is queued and no armed watch
 // has fired. Unit tests drive the controller with it; the fake ZooKeeper
 // fires watches synchronously, so histories are deterministic.
-func (c *kafkaController) runUntilIdle() error {
+func (c *Controller) runUntilIdle() error {
 	for {
 		if err := c.pollWatches(); err != nil {
 			return err
@@ -202,7 +204,7 @@ func (c *kafkaController) runUntilIdle() error {
 	}
 }
 
-func (c *kafkaController) process(ev ctlEvent) error {
+func (c *Controller) process(ev ctlEvent) error {
 	err := ev.run()
 	c.updateMetrics()
 	if err == nil {
@@ -220,10 +222,10 @@ func (c *kafkaController) process(ev ctlEvent) error {
 	return nil
 }
 
-// run is the event loop. It returns nil when ctx ends, otherwise the error
-// that ended this controller's tenure (errControllerMoved, a lost session,
+// Run is the event loop. It returns nil when ctx ends, otherwise the error
+// that ended this controller's tenure (kafkazk.ErrControllerMoved, a lost session,
 // a failed failover); the caller resigns.
-func (c *kafkaController) run(ctx context.Context) error {
+func (c *Controller) Run(ctx context.Context) error {
 	defer c.stop()
 	for {
 		if err := c.runUntilIdle(); err != nil {
@@ -242,9 +244,9 @@ func (c *kafkaController) run(ctx context.Context) error {
 			return nil
 		case 1:
 		default:
-			var zev zkEvent
+			var zev zkstore.Event
 			if ok {
-				zev = v.Interface().(zkEvent)
+				zev = v.Interface().(zkstore.Event)
 			}
 			if err := c.fired(i-2, zev, ok); err != nil {
 				return err
@@ -255,7 +257,7 @@ func (c *kafkaController) run(ctx context.Context) error {
 
 // stop ends the tenure: queued events are dropped, the request queues
 // closed, the metrics zeroed.
-func (c *kafkaController) stop() {
+func (c *Controller) stop() {
 	c.mu.Lock()
 	if c.stopped {
 		c.mu.Unlock()
@@ -272,13 +274,13 @@ func (c *kafkaController) stop() {
 }
 
 // sendBatch hands the batch's requests to the brokers' queues.
-func (c *kafkaController) sendBatch(b *requestBatch) {
-	for _, o := range b.build(controllerIdentity{c.cfg.brokerID, c.epoch}, c.cfg.interBrokerListener) {
+func (c *Controller) sendBatch(b *requestBatch) {
+	for _, o := range b.build(controllerIdentity{c.cfg.BrokerID, c.epoch}, c.cfg.InterBrokerListener) {
 		c.chans.send(o.broker, o.req)
 	}
 }
 
-func (c *kafkaController) updateMetrics() {
+func (c *Controller) updateMetrics() {
 	if c.metrics != nil {
 		c.metrics.update(c.epoch, len(c.ctx.states), c.ctx.offlinePartitionCount(), len(c.ctx.assignments))
 	}

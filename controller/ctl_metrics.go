@@ -6,12 +6,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// controllerMetrics are KafkaController's JMX gauges
+// Metrics are KafkaController's JMX gauges
 // (kafka.controller:type=KafkaController,name=X), named for Prometheus as
 // kafka_controller_kafkacontroller_<x in lower case>. They read atomics the
 // event loop sets after every event; a broker that is not the controller
 // reports 0 for all of them.
-type controllerMetrics struct {
+type Metrics struct {
 	active          atomic.Int64
 	epoch           atomic.Int64
 	globalPartition atomic.Int64
@@ -19,8 +19,8 @@ type controllerMetrics struct {
 	globalTopic     atomic.Int64
 }
 
-func newControllerMetrics(reg prometheus.Registerer) (*controllerMetrics, error) {
-	m := &controllerMetrics{}
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{}
 	if reg == nil {
 		return m, nil
 	}
@@ -46,7 +46,7 @@ func newControllerMetrics(reg prometheus.Registerer) (*controllerMetrics, error)
 	return m, nil
 }
 
-func (m *controllerMetrics) update(epoch int32, partitions, offline, topics int) {
+func (m *Metrics) update(epoch int32, partitions, offline, topics int) {
 	m.active.Store(1)
 	m.epoch.Store(int64(epoch))
 	m.globalPartition.Store(int64(partitions))
@@ -54,7 +54,7 @@ func (m *controllerMetrics) update(epoch int32, partitions, offline, topics int)
 	m.globalTopic.Store(int64(topics))
 }
 
-func (m *controllerMetrics) resign() {
+func (m *Metrics) resign() {
 	m.active.Store(0)
 	m.epoch.Store(0)
 	m.globalPartition.Store(0)

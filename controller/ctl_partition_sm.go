@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -17,22 +19,22 @@ const maxStateWriteRounds = 10
 
 // readLeadership reads a state znode from ZooKeeper. ok is false when it
 // does not exist.
-func (c *kafkaController) readLeadership(tp topicPartition) (st partitionLeadership, ok bool, err error) {
-	data, stat, err := c.zk.Get(partitionStatePath(tp.Topic, tp.Partition))
-	if errors.Is(err, errNoNode) {
+func (c *Controller) readLeadership(tp kafkazk.TopicPartition) (st partitionLeadership, ok bool, err error) {
+	data, stat, err := c.zk.Get(kafkazk.PartitionStatePath(tp.Topic, tp.Partition))
+	if errors.Is(err, zkstore.ErrNoNode) {
 		return st, false, nil
 	}
 	if err != nil {
 		return st, false, err
 	}
-	z, err := decodePartitionStateZNode(data)
+	z, err := kafkazk.DecodePartitionStateZNode(data)
 	if err != nil {
 		return st, false, err
 	}
 	return leadershipFromZNode(z, stat.Version), true, nil
 }
 
-func leadershipFromZNode(z partitionStateZNode, version int32) partitionLeadership {
+func leadershipFromZNode(z kafkazk.PartitionStateZNode, version int32) partitionLeadership {
 	return partitionLeadership{
 		leaderAndIsr: leaderAndIsr{
 			Leader:              z.Leader,
@@ -45,8 +47,8 @@ func leadershipFromZNode(z partitionStateZNode, version int32) partitionLeadersh
 	}
 }
 
-func (st partitionLeadership) znode() partitionStateZNode {
-	return partitionStateZNode{
+func (st partitionLeadership) znode() kafkazk.PartitionStateZNode {
+	return kafkazk.PartitionStateZNode{
 		Leader:              st.Leader,
 		LeaderEpoch:         st.LeaderEpoch,
 		ISR:                 st.ISR,
@@ -76,17 +78,17 @@ var errWrittenByNewerController = errors.New("partition state written by a newer
 // the context and queue LeaderAndIsr to the decision's recipients (plus
 // UpdateMetadata to all). Returns per-partition failures; the error is fatal
 // (controller moved, session lost).
-func (c *kafkaController) updateLeadership(b *requestBatch, tps []topicPartition, decide func(tp topicPartition, cur partitionLeadership) decision) (map[topicPartition]error, error) {
-	failed := map[topicPartition]error{}
+func (c *Controller) updateLeadership(b *requestBatch, tps []kafkazk.TopicPartition, decide func(tp kafkazk.TopicPartition, cur partitionLeadership) decision) (map[kafkazk.TopicPartition]error, error) {
+	failed := map[kafkazk.TopicPartition]error{}
 	remaining := tps
 	for round := 0; len(remaining) > 0; round++ {
 		if round == maxStateWriteRounds {
 			for _, tp := range remaining {
-				failed[tp] = fmt.Errorf("state of %s-%d keeps changing: %w", tp.Topic, tp.Partition, errBadVersion)
+				failed[tp] = fmt.Errorf("state of %s-%d keeps changing: %w", tp.Topic, tp.Partition, zkstore.ErrBadVersion)
 			}
 			break
 		}
-		var retry []topicPartition
+		var retry []kafkazk.TopicPartition
 		for _, tp := range remaining {
 			cur, ok, err := c.readLeadership(tp)
 			if err != nil {
@@ -115,13 +117,13 @@ func (c *kafkaController) updateLeadership(b *requestBatch, tps []topicPartition
 				continue
 			}
 			next := partitionLeadership{leaderAndIsr: d.next, ControllerEpoch: c.epoch}
-			res, err := controllerWrite(c.zk, c.epochZkVersion, &opSet{
-				Path:    partitionStatePath(tp.Topic, tp.Partition),
-				Data:    next.znode().encode(),
+			res, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, &zkstore.OpSet{
+				Path:    kafkazk.PartitionStatePath(tp.Topic, tp.Partition),
+				Data:    next.znode().Encode(),
 				Version: cur.PartitionEpoch,
 			})
 			switch {
-			case errors.Is(err, errBadVersion):
+			case errors.Is(err, zkstore.ErrBadVersion):
 				retry = append(retry, tp)
 				continue
 			case err != nil && isFatalZKError(err):
@@ -148,8 +150,8 @@ func (c *kafkaController) updateLeadership(b *requestBatch, tps []topicPartition
 }
 
 func isFatalZKError(err error) bool {
-	return errors.Is(err, errControllerMoved) || errors.Is(err, errSessionExpired) ||
-		errors.Is(err, errConnectionClosed) || errors.Is(err, errSessionLost)
+	return errors.Is(err, kafkazk.ErrControllerMoved) || errors.Is(err, zkstore.ErrSessionExpired) ||
+		errors.Is(err, zkstore.ErrConnectionClosed) || errors.Is(err, ErrSessionLost)
 }
 
 // electionKind is one of the strategies of Election.scala.
@@ -170,8 +172,8 @@ var errNoEligibleLeader = errors.New("no eligible leader")
 // electLeaders moves partitions to Online with the strategy (Kafka's
 // PartitionStateMachine.electLeaderForPartitions). adminUnclean is an
 // UNCLEAN ElectLeaders: unclean election allowed whatever the topic says.
-func (c *kafkaController) electLeaders(b *requestBatch, tps []topicPartition, kind electionKind, adminUnclean bool) (map[topicPartition]error, error) {
-	return c.updateLeadership(b, tps, func(tp topicPartition, cur partitionLeadership) decision {
+func (c *Controller) electLeaders(b *requestBatch, tps []kafkazk.TopicPartition, kind electionKind, adminUnclean bool) (map[kafkazk.TopicPartition]error, error) {
+	return c.updateLeadership(b, tps, func(tp kafkazk.TopicPartition, cur partitionLeadership) decision {
 		a, ok := c.ctx.assignment(tp)
 		if !ok {
 			return decision{err: kerr.UnknownTopicOrPartition}
@@ -212,15 +214,15 @@ func hasLiveISRMember(isr []int32, l liveness) bool {
 // uncleanLeaderElectionEnabled is the topic's effective
 // unclean.leader.election.enable: its override in /config/topics/<t>, else
 // the broker default. Read from ZooKeeper at election time, as Kafka does.
-func (c *kafkaController) uncleanLeaderElectionEnabled(topic string) (bool, error) {
-	data, _, err := c.zk.Get(configEntityPath(configTypeTopic, topic))
-	if errors.Is(err, errNoNode) {
-		return c.cfg.uncleanLeaderElection, nil
+func (c *Controller) uncleanLeaderElectionEnabled(topic string) (bool, error) {
+	data, _, err := c.zk.Get(kafkazk.ConfigEntityPath(kafkazk.ConfigTypeTopic, topic))
+	if errors.Is(err, zkstore.ErrNoNode) {
+		return c.cfg.UncleanLeaderElection, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	cfg, err := decodeConfigZNode(data)
+	cfg, err := kafkazk.DecodeConfigZNode(data)
 	if err != nil {
 		return false, err
 	}
@@ -230,7 +232,7 @@ func (c *kafkaController) uncleanLeaderElectionEnabled(topic string) (bool, erro
 	case "false":
 		return false, nil
 	}
-	return c.cfg.uncleanLeaderElection, nil
+	return c.cfg.UncleanLeaderElection, nil
 }
 
 // initializePartitions is New → Online for partitions without a state
@@ -238,7 +240,7 @@ func (c *kafkaController) uncleanLeaderElectionEnabled(topic string) (bool, erro
 // the state znode is created (fenced), LeaderAndIsr with IsNew goes to the
 // ISR. A partition without a live replica stays New. A state znode that
 // already exists (left by an earlier controller) is adopted instead.
-func (c *kafkaController) initializePartitions(b *requestBatch, tps []topicPartition) error {
+func (c *Controller) initializePartitions(b *requestBatch, tps []kafkazk.TopicPartition) error {
 	for _, tp := range tps {
 		a, ok := c.ctx.assignment(tp)
 		if !ok {
@@ -252,19 +254,19 @@ func (c *kafkaController) initializePartitions(b *requestBatch, tps []topicParti
 		}
 		// PartitionEpoch stays 0: the version of the znode created below.
 		st := partitionLeadership{leaderAndIsr: init, ControllerEpoch: c.epoch}
-		if err := createRecursive(c.zk, topicPartitionPath(tp.Topic, tp.Partition)); err != nil {
+		if err := kafkazk.CreateRecursive(c.zk, kafkazk.TopicPartitionPath(tp.Topic, tp.Partition)); err != nil {
 			if isFatalZKError(err) {
 				return err
 			}
 			c.log.Error("creating partition path", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 			continue
 		}
-		_, err := controllerWrite(c.zk, c.epochZkVersion, &opCreate{
-			Path: partitionStatePath(tp.Topic, tp.Partition),
-			Data: st.znode().encode(),
-			Mode: modePersistent,
+		_, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, &zkstore.OpCreate{
+			Path: kafkazk.PartitionStatePath(tp.Topic, tp.Partition),
+			Data: st.znode().Encode(),
+			Mode: zkstore.ModePersistent,
 		})
-		if errors.Is(err, errNodeExists) {
+		if errors.Is(err, zkstore.ErrNodeExists) {
 			existing, ok, rerr := c.readLeadership(tp)
 			if rerr != nil || !ok {
 				c.log.Error("reading existing partition state", "topic", tp.Topic, "partition", tp.Partition, "err", rerr)
@@ -291,8 +293,8 @@ func (c *kafkaController) initializePartitions(b *requestBatch, tps []topicParti
 // triggerOnlinePartitionStateChange elects leaders for every New or
 // Offline partition of topics not being deleted (Kafka's
 // triggerOnlinePartitionStateChange).
-func (c *kafkaController) triggerOnlinePartitionStateChange(b *requestBatch) error {
-	var fresh, offline []topicPartition
+func (c *Controller) triggerOnlinePartitionStateChange(b *requestBatch) error {
+	var fresh, offline []kafkazk.TopicPartition
 	for _, tp := range c.ctx.allPartitions() {
 		if c.ctx.topicsToDelete[tp.Topic] {
 			continue
@@ -326,7 +328,7 @@ func (c *kafkaController) triggerOnlinePartitionStateChange(b *requestBatch) err
 
 // refreshPartitionState marks a partition Online or Offline from its
 // cached leadership.
-func (c *kafkaController) refreshPartitionState(tp topicPartition) {
+func (c *Controller) refreshPartitionState(tp kafkazk.TopicPartition) {
 	st, ok := c.ctx.leadership[tp]
 	switch {
 	case !ok:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -17,7 +19,7 @@ import (
 
 // onPartitionReassignment starts, continues or completes a reassignment to
 // target.
-func (c *kafkaController) onPartitionReassignment(tp topicPartition, target []int32) error {
+func (c *Controller) onPartitionReassignment(tp kafkazk.TopicPartition, target []int32) error {
 	cur, ok := c.ctx.assignment(tp)
 	if !ok {
 		return kerr.UnknownTopicOrPartition
@@ -65,7 +67,7 @@ func (c *kafkaController) onPartitionReassignment(tp topicPartition, target []in
 	c.ctx.setAssignment(tp, done)
 	st := c.ctx.leadership[tp]
 	if !slices.Contains(target, st.Leader) || !c.ctx.isLive(st.Leader) {
-		failed, err := c.electLeaders(b, []topicPartition{tp}, reassignElection, false)
+		failed, err := c.electLeaders(b, []kafkazk.TopicPartition{tp}, reassignElection, false)
 		if err != nil {
 			return err
 		}
@@ -81,7 +83,7 @@ func (c *kafkaController) onPartitionReassignment(tp topicPartition, target []in
 	if err := c.writeTopicAssignment(tp.Topic); err != nil {
 		return err
 	}
-	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), []topicPartition{tp})
+	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), []kafkazk.TopicPartition{tp})
 	c.sendBatch(b)
 	c.log.Info("reassignment completed", "topic", tp.Topic, "partition", tp.Partition, "replicas", target)
 	return c.resumeDeletions()
@@ -89,9 +91,9 @@ func (c *kafkaController) onPartitionReassignment(tp topicPartition, target []in
 
 // dropReplicas takes tp's replicas on rs offline and queues StopReplica
 // with delete for them.
-func (c *kafkaController) dropReplicas(b *requestBatch, tp topicPartition, rs []int32) error {
+func (c *Controller) dropReplicas(b *requestBatch, tp kafkazk.TopicPartition, rs []int32) error {
 	for _, r := range rs {
-		if err := c.replicasOffline(b, r, []topicPartition{tp}); err != nil {
+		if err := c.replicasOffline(b, r, []kafkazk.TopicPartition{tp}); err != nil {
 			return err
 		}
 		b.addStopReplica([]int32{r}, tp, true, -1)
@@ -100,7 +102,7 @@ func (c *kafkaController) dropReplicas(b *requestBatch, tp topicPartition, rs []
 }
 
 // reassignmentComplete: every target replica is in the ISR, read afresh.
-func (c *kafkaController) reassignmentComplete(tp topicPartition, target []int32) (bool, error) {
+func (c *Controller) reassignmentComplete(tp kafkazk.TopicPartition, target []int32) (bool, error) {
 	st, ok, err := c.readLeadership(tp)
 	if err != nil || !ok {
 		return false, err
@@ -116,8 +118,8 @@ func (c *kafkaController) reassignmentComplete(tp topicPartition, target []int32
 
 // bumpLeaderEpoch is Kafka's updateLeaderEpochAndSendRequest: same leader
 // and ISR, leader epoch + 1, so that replicas apply the new replica set.
-func (c *kafkaController) bumpLeaderEpoch(b *requestBatch, tp topicPartition, recipients []int32) error {
-	failed, err := c.updateLeadership(b, []topicPartition{tp}, func(_ topicPartition, cur partitionLeadership) decision {
+func (c *Controller) bumpLeaderEpoch(b *requestBatch, tp kafkazk.TopicPartition, recipients []int32) error {
+	failed, err := c.updateLeadership(b, []kafkazk.TopicPartition{tp}, func(_ kafkazk.TopicPartition, cur partitionLeadership) decision {
 		return decision{change: true, next: cur.next(cur.Leader, slices.Clone(cur.ISR), cur.LeaderRecoveryState), recipients: recipients}
 	})
 	if e := failed[tp]; e != nil {
@@ -127,8 +129,8 @@ func (c *kafkaController) bumpLeaderEpoch(b *requestBatch, tp topicPartition, re
 }
 
 // writeTopicAssignment writes the context's assignment of topic, fenced.
-func (c *kafkaController) writeTopicAssignment(topic string) error {
-	_, err := controllerWrite(c.zk, c.epochZkVersion, &opSet{Path: topicPath(topic), Data: c.topicZNodeOf(topic).encode(), Version: -1})
+func (c *Controller) writeTopicAssignment(topic string) error {
+	_, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, &zkstore.OpSet{Path: kafkazk.TopicPath(topic), Data: c.topicZNodeOf(topic).Encode(), Version: -1})
 	if err != nil {
 		return fmt.Errorf("writing assignment of %s: %w", topic, err)
 	}
@@ -137,7 +139,7 @@ func (c *kafkaController) writeTopicAssignment(topic string) error {
 
 // resumeReassignments continues every reassignment recorded in the topic
 // znodes (failover, broker start-up).
-func (c *kafkaController) resumeReassignments() error {
+func (c *Controller) resumeReassignments() error {
 	for _, tp := range c.ctx.allPartitions() {
 		a, _ := c.ctx.assignment(tp)
 		if !a.isBeingReassigned() || c.ctx.topicsToDelete[tp.Topic] {
@@ -158,7 +160,7 @@ func (c *kafkaController) resumeReassignments() error {
 // Kafka's order (KafkaController.handleAlterPartitionReassignments): the
 // replica list first, then a cancellation with nothing to cancel, then the
 // partition's existence.
-func (c *kafkaController) alterPartitionReassignment(tp topicPartition, target []int32) error {
+func (c *Controller) alterPartitionReassignment(tp kafkazk.TopicPartition, target []int32) error {
 	a, known := c.ctx.assignment(tp)
 	if target != nil {
 		if err := c.validateReassignmentReplicas(a.originReplicas(), target); err != nil {
@@ -166,10 +168,10 @@ func (c *kafkaController) alterPartitionReassignment(tp topicPartition, target [
 		}
 	}
 	if target == nil && (!known || !a.isBeingReassigned()) {
-		return &kafkaError{kerr.NoReassignmentInProgress, "No reassignment in progress for this partition."}
+		return &kafkazk.KafkaError{Code: kerr.NoReassignmentInProgress, Message: "No reassignment in progress for this partition."}
 	}
 	if !known || c.ctx.topicsToDelete[tp.Topic] {
-		return &kafkaError{kerr.UnknownTopicOrPartition, "The partition does not exist."}
+		return &kafkazk.KafkaError{Code: kerr.UnknownTopicOrPartition, Message: "The partition does not exist."}
 	}
 	if target == nil {
 		return c.onPartitionReassignment(tp, a.originReplicas())
@@ -179,14 +181,14 @@ func (c *kafkaController) alterPartitionReassignment(tp topicPartition, target [
 
 // validateReassignmentReplicas is KafkaController.validateReplicas: a
 // non-empty list of distinct, valid broker ids whose new members are live.
-func (c *kafkaController) validateReassignmentReplicas(current, target []int32) error {
+func (c *Controller) validateReassignmentReplicas(current, target []int32) error {
 	switch {
 	case len(target) == 0:
-		return &kafkaError{kerr.InvalidReplicaAssignment, "Empty replica list specified in partition reassignment."}
+		return &kafkazk.KafkaError{Code: kerr.InvalidReplicaAssignment, Message: "Empty replica list specified in partition reassignment."}
 	case len(distinct(target)) != len(target):
-		return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf("Duplicate replica ids in partition reassignment replica list: %v", target)}
+		return &kafkazk.KafkaError{Code: kerr.InvalidReplicaAssignment, Message: fmt.Sprintf("Duplicate replica ids in partition reassignment replica list: %v", target)}
 	case slices.ContainsFunc(target, func(r int32) bool { return r < 0 }):
-		return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf("Invalid broker id in replica list: %v", target)}
+		return &kafkazk.KafkaError{Code: kerr.InvalidReplicaAssignment, Message: fmt.Sprintf("Invalid broker id in replica list: %v", target)}
 	}
 	var adding []int32
 	for _, r := range target {
@@ -196,7 +198,7 @@ func (c *kafkaController) validateReassignmentReplicas(current, target []int32) 
 	}
 	for _, r := range adding {
 		if !c.ctx.isLive(r) {
-			return &kafkaError{kerr.InvalidReplicaAssignment, fmt.Sprintf(
+			return &kafkazk.KafkaError{Code: kerr.InvalidReplicaAssignment, Message: fmt.Sprintf(
 				"Replica assignment has brokers that are not alive. Replica list: %v, live broker list: %v", adding, c.ctx.liveBrokerIDs())}
 		}
 	}
@@ -211,14 +213,14 @@ type OngoingReassignment struct {
 	RemovingReplicas []int32
 }
 
-func (c *kafkaController) listReassignments(filter []topicPartition) map[topicPartition]OngoingReassignment {
-	out := map[topicPartition]OngoingReassignment{}
+func (c *Controller) listReassignments(filter []kafkazk.TopicPartition) map[kafkazk.TopicPartition]OngoingReassignment {
+	out := map[kafkazk.TopicPartition]OngoingReassignment{}
 	for _, tp := range c.ctx.allPartitions() {
 		a, _ := c.ctx.assignment(tp)
 		if !a.isBeingReassigned() {
 			continue
 		}
-		key := topicPartition(tp)
+		key := kafkazk.TopicPartition(tp)
 		if filter != nil && !slices.Contains(filter, key) {
 			continue
 		}

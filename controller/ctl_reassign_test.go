@@ -5,16 +5,18 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kbroker/kbroker/controller/controllertest"
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-func readTopicZNode(t *testing.T, h *ctlHarness, topic string) topicZNode {
+func readTopicZNode(t *testing.T, h *ctlHarness, topic string) kafkazk.TopicZNode {
 	t.Helper()
-	data, _, err := h.admin.Get(topicPath(topic))
+	data, _, err := h.admin.Get(kafkazk.TopicPath(topic))
 	if err != nil {
 		t.Fatal(err)
 	}
-	z, err := decodeTopicZNode(data)
+	z, err := kafkazk.DecodeTopicZNode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +33,8 @@ func TestReassignmentEndToEnd(t *testing.T) {
 	c := h.becomeController(4)
 	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
 	h.run()
-	h.ch.take()
-	tp := topicPartition{"orders", 0}
+	h.ch.Take()
+	tp := kafkazk.TopicPartition{Topic: "orders", Partition: 0}
 
 	if err := c.alterPartitionReassignment(tp, []int32{3, 3}); !errors.Is(err, kerr.InvalidReplicaAssignment) {
 		t.Errorf("duplicates: %v", err)
@@ -55,7 +57,7 @@ func TestReassignmentEndToEnd(t *testing.T) {
 	if s.Leader != 1 || s.LeaderEpoch != 1 {
 		t.Errorf("state during reassignment: %+v", s)
 	}
-	lai := leaderAndIsrs(h.ch.take())
+	lai := controllertest.LeaderAndIsrs(h.ch.Take())
 	if got := brokersOf(lai); !slices.Equal(got, []int32{1, 2, 3, 4}) {
 		t.Errorf("LeaderAndIsr to %v", got)
 	}
@@ -63,13 +65,13 @@ func TestReassignmentEndToEnd(t *testing.T) {
 		t.Errorf("LeaderAndIsr to 3: %+v", got)
 	}
 	listed := c.listReassignments(nil)
-	if r := listed[topicPartition(tp)]; !slices.Equal(r.AddingReplicas, []int32{3, 4}) || !slices.Equal(r.RemovingReplicas, []int32{1, 2}) {
+	if r := listed[kafkazk.TopicPartition(tp)]; !slices.Equal(r.AddingReplicas, []int32{3, 4}) || !slices.Equal(r.RemovingReplicas, []int32{1, 2}) {
 		t.Errorf("listed %+v", listed)
 	}
 	// Topic deletion waits for the reassignment.
 	// The new replicas catch up: the leader writes the ISR and announces.
-	h.updateIsr(tp, LeaderAndIsr{Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 2, 3, 4}, ControllerEpoch: 1}, v)
-	if err := writeIsrChangeNotification(h.admin, []topicPartition{tp}); err != nil {
+	h.updateIsr(tp, kafkazk.LeaderAndIsr{Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 2, 3, 4}, ControllerEpoch: 1}, v)
+	if err := kafkazk.WriteIsrChangeNotification(h.admin, []kafkazk.TopicPartition{tp}); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
@@ -81,8 +83,8 @@ func TestReassignmentEndToEnd(t *testing.T) {
 	if s.Leader != 3 || !slices.Equal(s.ISR, []int32{3, 4}) {
 		t.Errorf("state after reassignment: %+v", s)
 	}
-	sent := h.ch.take()
-	stops := stopReplicas(sent)
+	sent := h.ch.Take()
+	stops := controllertest.StopReplicas(sent)
 	for _, r := range []int32{1, 2} {
 		if !stops[r][tp] {
 			t.Errorf("replica on %d not deleted: %v", r, stops)
@@ -99,12 +101,12 @@ func TestReassignmentCancel(t *testing.T) {
 	c := h.becomeController(3)
 	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
 	h.run()
-	tp := topicPartition{"orders", 0}
+	tp := kafkazk.TopicPartition{Topic: "orders", Partition: 0}
 	if err := c.alterPartitionReassignment(tp, []int32{1, 3}); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
-	h.ch.take()
+	h.ch.Take()
 	if err := c.alterPartitionReassignment(tp, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func TestReassignmentCancel(t *testing.T) {
 	if !slices.Equal(z.Partitions[0], []int32{1, 2}) || len(z.Adding) != 0 {
 		t.Fatalf("topic znode after cancel: %+v", z)
 	}
-	if stops := stopReplicas(h.ch.take()); !stops[3][tp] {
+	if stops := controllertest.StopReplicas(h.ch.Take()); !stops[3][tp] {
 		t.Errorf("added replica not deleted: %v", stops)
 	}
 }
@@ -124,15 +126,15 @@ func TestReassignmentResumesAfterFailover(t *testing.T) {
 	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
 	h.becomeController(3)
 	mustSet := func(data string) {
-		if _, err := h.admin.Set(topicPath("orders"), []byte(data), -1); err != nil {
+		if _, err := h.admin.Set(kafkazk.TopicPath("orders"), []byte(data), -1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	id := encodeUUID(h.c.ctx.topicIDs["orders"])
+	id := kafkazk.EncodeUUID(h.c.ctx.topicIDs["orders"])
 	// As a previous controller left it, with 3 already in the ISR.
 	mustSet(`{"partitions":{"0":[3,1,2]},"topic_id":"` + id + `","adding_replicas":{"0":[3]},"removing_replicas":{"0":[2]},"version":3}`)
-	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 1, ISR: []int32{1, 2, 3}, ControllerEpoch: 1}, 0)
-	if err := h.admin.Delete(controllerPath, -1); err != nil {
+	h.updateIsr(kafkazk.TopicPartition{Topic: "orders", Partition: 0}, kafkazk.LeaderAndIsr{Leader: 1, ISR: []int32{1, 2, 3}, ControllerEpoch: 1}, 0)
+	if err := h.admin.Delete(kafkazk.ControllerPath, -1); err != nil {
 		t.Fatal(err)
 	}
 	h.becomeController(3)

@@ -3,6 +3,7 @@ package controller
 import (
 	"slices"
 
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -17,27 +18,27 @@ const (
 // electLeadersAPI is ElectLeaders on the controller
 // (KafkaController.processReplicaLeaderElection). partitions nil means every
 // partition. Each partition's result is nil (elected) or a kerr error /
-// *kafkaError.
-func (c *kafkaController) electLeadersAPI(typ ElectionType, partitions []topicPartition) (map[topicPartition]error, error) {
-	results := map[topicPartition]error{}
-	var tps []topicPartition
+// *kafkazk.KafkaError.
+func (c *Controller) electLeadersAPI(typ ElectionType, partitions []kafkazk.TopicPartition) (map[kafkazk.TopicPartition]error, error) {
+	results := map[kafkazk.TopicPartition]error{}
+	var tps []kafkazk.TopicPartition
 	if partitions == nil {
 		tps = c.ctx.allPartitions()
 	} else {
 		for _, p := range partitions {
-			tps = append(tps, topicPartition(p))
+			tps = append(tps, kafkazk.TopicPartition(p))
 		}
 	}
-	var candidates []topicPartition
+	var candidates []kafkazk.TopicPartition
 	for _, tp := range tps {
-		key := topicPartition(tp)
+		key := kafkazk.TopicPartition(tp)
 		a, ok := c.ctx.assignment(tp)
 		st, hasState := c.ctx.leadership[tp]
 		switch {
 		case !ok || !hasState:
 			results[key] = kerr.UnknownTopicOrPartition
 		case c.ctx.topicsToDelete[tp.Topic]:
-			results[key] = &kafkaError{kerr.InvalidTopicException, "The topic is being deleted."}
+			results[key] = &kafkazk.KafkaError{Code: kerr.InvalidTopicException, Message: "The topic is being deleted."}
 		case typ == ElectPreferred && len(a.Replicas) > 0 && st.Leader == a.Replicas[0]:
 			results[key] = kerr.ElectionNotNeeded
 		case typ == ElectUnclean && st.Leader != noLeader && c.ctx.replicaOnline(tp, st.Leader):
@@ -57,16 +58,16 @@ func (c *kafkaController) electLeadersAPI(typ ElectionType, partitions []topicPa
 		return nil, err
 	}
 	for _, tp := range candidates {
-		key := topicPartition(tp)
+		key := kafkazk.TopicPartition(tp)
 		switch e := failed[tp]; {
 		case e == nil:
 			results[key] = nil
 		case e == errNoEligibleLeader && typ == ElectPreferred:
-			results[key] = &kafkaError{kerr.PreferredLeaderNotAvailable, "Failed to elect leader for partition " + tp.Topic + " under strategy PreferredReplicaPartitionLeaderElectionStrategy"}
+			results[key] = &kafkazk.KafkaError{Code: kerr.PreferredLeaderNotAvailable, Message: "Failed to elect leader for partition " + tp.Topic + " under strategy PreferredReplicaPartitionLeaderElectionStrategy"}
 		case e == errNoEligibleLeader:
-			results[key] = &kafkaError{kerr.EligibleLeadersNotAvailable, "Failed to elect leader for partition " + tp.Topic + " under strategy OfflinePartitionLeaderElectionStrategy(true)"}
+			results[key] = &kafkazk.KafkaError{Code: kerr.EligibleLeadersNotAvailable, Message: "Failed to elect leader for partition " + tp.Topic + " under strategy OfflinePartitionLeaderElectionStrategy(true)"}
 		default:
-			results[key] = &kafkaError{kerr.UnknownServerError, e.Error()}
+			results[key] = &kafkazk.KafkaError{Code: kerr.UnknownServerError, Message: e.Error()}
 		}
 	}
 	return results, nil
@@ -78,8 +79,8 @@ func (c *kafkaController) electLeadersAPI(typ ElectionType, partitions []topicPa
 // share it does not lead; where that share exceeds pct percent, the
 // partitions whose preferred replica is live, not shutting down and in the
 // ISR are returned for a preferred election.
-func preferredImbalance(ctx *controllerContext, pct int) []topicPartition {
-	byPreferred := map[int32][]topicPartition{}
+func preferredImbalance(ctx *controllerContext, pct int) []kafkazk.TopicPartition {
+	byPreferred := map[int32][]kafkazk.TopicPartition{}
 	for _, tp := range ctx.allPartitions() {
 		a, _ := ctx.assignment(tp)
 		if len(a.Replicas) == 0 || a.isBeingReassigned() || ctx.topicsToDelete[tp.Topic] {
@@ -87,9 +88,9 @@ func preferredImbalance(ctx *controllerContext, pct int) []topicPartition {
 		}
 		byPreferred[a.Replicas[0]] = append(byPreferred[a.Replicas[0]], tp)
 	}
-	var out []topicPartition
+	var out []kafkazk.TopicPartition
 	for broker, tps := range byPreferred {
-		var notLed []topicPartition
+		var notLed []kafkazk.TopicPartition
 		for _, tp := range tps {
 			if st, ok := ctx.leadership[tp]; ok && st.Leader != broker {
 				notLed = append(notLed, tp)
@@ -111,8 +112,8 @@ func preferredImbalance(ctx *controllerContext, pct int) []topicPartition {
 
 // processAutoPreferredReplicaLeaderElection is the leader.imbalance check,
 // run on a tick event. Like Kafka it waits while any reassignment runs.
-func (c *kafkaController) processAutoPreferredReplicaLeaderElection() error {
-	if !c.cfg.autoLeaderRebalance {
+func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
+	if !c.cfg.AutoLeaderRebalance {
 		return nil
 	}
 	for _, tp := range c.ctx.allPartitions() {
@@ -120,7 +121,7 @@ func (c *kafkaController) processAutoPreferredReplicaLeaderElection() error {
 			return nil
 		}
 	}
-	tps := preferredImbalance(c.ctx, c.cfg.imbalancePerBrokerPct)
+	tps := preferredImbalance(c.ctx, c.cfg.ImbalancePerBrokerPct)
 	if len(tps) == 0 {
 		return nil
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kbroker/kbroker/controller/controllertest"
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -23,30 +25,30 @@ func setupDisplacedLeader(t *testing.T, h *ctlHarness) {
 		t.Fatalf("setup: %+v", s)
 	}
 	// Leader 2 takes 1 back into the ISR and announces it.
-	h.updateIsr(topicPartition{"orders", 0}, LeaderAndIsr{Leader: 2, LeaderEpoch: s.LeaderEpoch, ISR: []int32{2, 1}, ControllerEpoch: 1}, v)
-	if err := writeIsrChangeNotification(h.admin, []topicPartition{{"orders", 0}}); err != nil {
+	h.updateIsr(kafkazk.TopicPartition{Topic: "orders", Partition: 0}, kafkazk.LeaderAndIsr{Leader: 2, LeaderEpoch: s.LeaderEpoch, ISR: []int32{2, 1}, ControllerEpoch: 1}, v)
+	if err := kafkazk.WriteIsrChangeNotification(h.admin, []kafkazk.TopicPartition{{Topic: "orders", Partition: 0}}); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
-	h.ch.take()
+	h.ch.Take()
 }
 
 func TestElectLeadersPreferred(t *testing.T) {
 	h := newCtlHarness(t, 1, 2, 3)
 	c := h.becomeController(3)
 	setupDisplacedLeader(t, h)
-	res, err := c.electLeadersAPI(ElectPreferred, []topicPartition{{"orders", 0}, {"orders", 1}, {"nope", 0}})
+	res, err := c.electLeadersAPI(ElectPreferred, []kafkazk.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}, {Topic: "nope", Partition: 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[topicPartition{"orders", 0}] != nil {
-		t.Errorf("orders-0: %v", res[topicPartition{"orders", 0}])
+	if res[kafkazk.TopicPartition{Topic: "orders", Partition: 0}] != nil {
+		t.Errorf("orders-0: %v", res[kafkazk.TopicPartition{Topic: "orders", Partition: 0}])
 	}
-	if !errors.Is(res[topicPartition{"orders", 1}], kerr.ElectionNotNeeded) {
-		t.Errorf("orders-1: %v", res[topicPartition{"orders", 1}])
+	if !errors.Is(res[kafkazk.TopicPartition{Topic: "orders", Partition: 1}], kerr.ElectionNotNeeded) {
+		t.Errorf("orders-1: %v", res[kafkazk.TopicPartition{Topic: "orders", Partition: 1}])
 	}
-	if !errors.Is(res[topicPartition{"nope", 0}], kerr.UnknownTopicOrPartition) {
-		t.Errorf("nope-0: %v", res[topicPartition{"nope", 0}])
+	if !errors.Is(res[kafkazk.TopicPartition{Topic: "nope", Partition: 0}], kerr.UnknownTopicOrPartition) {
+		t.Errorf("nope-0: %v", res[kafkazk.TopicPartition{Topic: "nope", Partition: 0}])
 	}
 	h.run()
 	s, _ := h.state("orders", 0)
@@ -54,12 +56,12 @@ func TestElectLeadersPreferred(t *testing.T) {
 		t.Errorf("after preferred election: %+v", s)
 	}
 	// Preferred election goes to all replicas.
-	if got := brokersOf(leaderAndIsrs(h.ch.take())); !slices.Equal(got, []int32{1, 2}) {
+	if got := brokersOf(controllertest.LeaderAndIsrs(h.ch.Take())); !slices.Equal(got, []int32{1, 2}) {
 		t.Errorf("LeaderAndIsr to %v", got)
 	}
 	// UNCLEAN where the leader is live: not needed.
-	res, _ = c.electLeadersAPI(ElectUnclean, []topicPartition{{"orders", 0}})
-	if !errors.Is(res[topicPartition{"orders", 0}], kerr.ElectionNotNeeded) {
+	res, _ = c.electLeadersAPI(ElectUnclean, []kafkazk.TopicPartition{{Topic: "orders", Partition: 0}})
+	if !errors.Is(res[kafkazk.TopicPartition{Topic: "orders", Partition: 0}], kerr.ElectionNotNeeded) {
 		t.Errorf("unclean on a led partition: %v", res)
 	}
 }
@@ -74,8 +76,8 @@ func TestElectLeadersPreferredNotAvailable(t *testing.T) {
 	h.run()
 	h.startBroker(1) // back, but not in the ISR yet
 	h.run()
-	res, err := c.electLeadersAPI(ElectPreferred, []topicPartition{{"orders", 0}})
-	if err != nil || !errors.Is(res[topicPartition{"orders", 0}], kerr.PreferredLeaderNotAvailable) {
+	res, err := c.electLeadersAPI(ElectPreferred, []kafkazk.TopicPartition{{Topic: "orders", Partition: 0}})
+	if err != nil || !errors.Is(res[kafkazk.TopicPartition{Topic: "orders", Partition: 0}], kerr.PreferredLeaderNotAvailable) {
 		t.Fatalf("%v %v", res, err)
 	}
 }
@@ -86,7 +88,7 @@ func TestElectLeadersUnclean(t *testing.T) {
 	h.killBroker(1)
 	h.run()
 	res, err := c.electLeadersAPI(ElectUnclean, nil)
-	if err != nil || res[topicPartition{"orders", 0}] != nil {
+	if err != nil || res[kafkazk.TopicPartition{Topic: "orders", Partition: 0}] != nil {
 		t.Fatalf("%v %v", res, err)
 	}
 	if s, _ := h.state("orders", 0); s.Leader != 2 || !slices.Equal(s.ISR, []int32{2}) {
@@ -101,7 +103,7 @@ func TestAutoLeaderRebalance(t *testing.T) {
 	c := h.becomeController(3)
 	h.createTopic("more", map[int32][]int32{0: {1, 2}})
 	setupDisplacedLeader(t, h)
-	if got := preferredImbalance(c.ctx, 10); !slices.Equal(got, []topicPartition{{"orders", 0}}) {
+	if got := preferredImbalance(c.ctx, 10); !slices.Equal(got, []kafkazk.TopicPartition{{Topic: "orders", Partition: 0}}) {
 		// more-0 is displaced too but 1 is not in its ISR yet.
 		t.Errorf("imbalanced partitions %v", got)
 	}
@@ -111,7 +113,7 @@ func TestAutoLeaderRebalance(t *testing.T) {
 	if s, _ := h.state("orders", 0); s.Leader != 2 {
 		t.Fatalf("rebalanced while disabled: %+v", s)
 	}
-	c.cfg.autoLeaderRebalance = true
+	c.cfg.AutoLeaderRebalance = true
 	c.enqueue(ctlEvent{"AutoPreferredReplicaLeaderElection", c.processAutoPreferredReplicaLeaderElection})
 	h.run()
 	if s, _ := h.state("orders", 0); s.Leader != 1 {

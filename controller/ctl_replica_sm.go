@@ -2,6 +2,8 @@ package controller
 
 import (
 	"slices"
+
+	"github.com/kbroker/kbroker/kafkazk"
 )
 
 // Replica state transitions (Kafka's ReplicaStateMachine).
@@ -11,7 +13,7 @@ import (
 // replicasOnline is → OnlineReplica: each partition's current state goes to
 // broker in a LeaderAndIsr. Partitions without a state znode yet (New) get
 // theirs when they are initialized.
-func (c *kafkaController) replicasOnline(b *requestBatch, broker int32, tps []topicPartition) {
+func (c *Controller) replicasOnline(b *requestBatch, broker int32, tps []kafkazk.TopicPartition) {
 	for _, tp := range tps {
 		if c.ctx.topicsToDelete[tp.Topic] {
 			continue
@@ -30,7 +32,7 @@ func (c *kafkaController) replicasOnline(b *requestBatch, broker int32, tps []to
 // leaves the ISRs (removeReplicasFromIsr): the leader becomes -1 if it
 // led, the ISR keeps its last member, the leader epoch is bumped, and the
 // other replicas get a LeaderAndIsr.
-func (c *kafkaController) replicasOffline(b *requestBatch, broker int32, tps []topicPartition) error {
+func (c *Controller) replicasOffline(b *requestBatch, broker int32, tps []kafkazk.TopicPartition) error {
 	for _, tp := range tps {
 		epoch := int32(-1)
 		if st, ok := c.ctx.leadership[tp]; ok {
@@ -41,8 +43,8 @@ func (c *kafkaController) replicasOffline(b *requestBatch, broker int32, tps []t
 	return c.removeReplicaFromIsr(b, broker, tps)
 }
 
-func (c *kafkaController) removeReplicaFromIsr(b *requestBatch, broker int32, tps []topicPartition) error {
-	failed, err := c.updateLeadership(b, tps, func(tp topicPartition, cur partitionLeadership) decision {
+func (c *Controller) removeReplicaFromIsr(b *requestBatch, broker int32, tps []kafkazk.TopicPartition) error {
+	failed, err := c.updateLeadership(b, tps, func(tp kafkazk.TopicPartition, cur partitionLeadership) decision {
 		next, changed := removeFromIsr(cur.leaderAndIsr, broker)
 		if !changed {
 			return decision{}

@@ -3,6 +3,7 @@ package controller
 import (
 	"slices"
 
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -39,27 +40,27 @@ type stopReplicaEntry struct {
 // are dropped when added, as Kafka does.
 type requestBatch struct {
 	ctx *controllerContext
-	lai map[int32]map[topicPartition]laiEntry
+	lai map[int32]map[kafkazk.TopicPartition]laiEntry
 	// um has an entry, possibly empty, for every broker due an
 	// UpdateMetadata: an empty one carries the live brokers only.
-	um   map[int32]map[topicPartition]bool
-	stop map[int32]map[topicPartition]stopReplicaEntry
+	um   map[int32]map[kafkazk.TopicPartition]bool
+	stop map[int32]map[kafkazk.TopicPartition]stopReplicaEntry
 }
 
 func newRequestBatch(ctx *controllerContext) *requestBatch {
 	return &requestBatch{
 		ctx:  ctx,
-		lai:  map[int32]map[topicPartition]laiEntry{},
-		um:   map[int32]map[topicPartition]bool{},
-		stop: map[int32]map[topicPartition]stopReplicaEntry{},
+		lai:  map[int32]map[kafkazk.TopicPartition]laiEntry{},
+		um:   map[int32]map[kafkazk.TopicPartition]bool{},
+		stop: map[int32]map[kafkazk.TopicPartition]stopReplicaEntry{},
 	}
 }
 
 // brokerEntries returns broker id's partitions in m, made on first use.
-func brokerEntries[V any](m map[int32]map[topicPartition]V, id int32) map[topicPartition]V {
+func brokerEntries[V any](m map[int32]map[kafkazk.TopicPartition]V, id int32) map[kafkazk.TopicPartition]V {
 	e := m[id]
 	if e == nil {
-		e = map[topicPartition]V{}
+		e = map[kafkazk.TopicPartition]V{}
 		m[id] = e
 	}
 	return e
@@ -67,7 +68,7 @@ func brokerEntries[V any](m map[int32]map[topicPartition]V, id int32) map[topicP
 
 // addLeaderAndIsr queues the partition's state for brokers, and, as every
 // LeaderAndIsr does in Kafka, an UpdateMetadata of it to all live brokers.
-func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp topicPartition, st partitionLeadership, a replicaAssignment, isNew bool) {
+func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp kafkazk.TopicPartition, st partitionLeadership, a replicaAssignment, isNew bool) {
 	for _, id := range brokers {
 		if !b.ctx.isLive(id) {
 			continue
@@ -79,12 +80,12 @@ func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp topicPartition, st pa
 		}
 		m[tp] = laiEntry{state: st, assignment: a, isNew: isNew}
 	}
-	b.addUpdateMetadata(b.ctx.liveBrokerIDs(), []topicPartition{tp})
+	b.addUpdateMetadata(b.ctx.liveBrokerIDs(), []kafkazk.TopicPartition{tp})
 }
 
 // addUpdateMetadata queues UpdateMetadata for brokers carrying the live
 // brokers and the given partitions' current states (none: brokers only).
-func (b *requestBatch) addUpdateMetadata(brokers []int32, partitions []topicPartition) {
+func (b *requestBatch) addUpdateMetadata(brokers []int32, partitions []kafkazk.TopicPartition) {
 	for _, id := range brokers {
 		if !b.ctx.isLive(id) {
 			continue
@@ -96,7 +97,7 @@ func (b *requestBatch) addUpdateMetadata(brokers []int32, partitions []topicPart
 	}
 }
 
-func (b *requestBatch) addStopReplica(brokers []int32, tp topicPartition, deletePartition bool, leaderEpoch int32) {
+func (b *requestBatch) addStopReplica(brokers []int32, tp kafkazk.TopicPartition, deletePartition bool, leaderEpoch int32) {
 	for _, id := range brokers {
 		if !b.ctx.isLive(id) {
 			continue
@@ -144,8 +145,8 @@ func (b *requestBatch) build(ci controllerIdentity, interBrokerListener string) 
 	return out
 }
 
-func sortedKeys[V any](m map[topicPartition]V) []topicPartition {
-	tps := make([]topicPartition, 0, len(m))
+func sortedKeys[V any](m map[kafkazk.TopicPartition]V) []kafkazk.TopicPartition {
+	tps := make([]kafkazk.TopicPartition, 0, len(m))
 	for tp := range m {
 		tps = append(tps, tp)
 	}
@@ -160,7 +161,7 @@ func orEmpty(rs []int32) []int32 {
 	return slices.Clone(rs)
 }
 
-func (b *requestBatch) leaderAndIsrRequest(ci controllerIdentity, broker int32, m map[topicPartition]laiEntry, listener string) *kmsg.LeaderAndISRRequest {
+func (b *requestBatch) leaderAndIsrRequest(ci controllerIdentity, broker int32, m map[kafkazk.TopicPartition]laiEntry, listener string) *kmsg.LeaderAndISRRequest {
 	req := kmsg.NewPtrLeaderAndISRRequest()
 	req.Version = leaderAndIsrVersion
 	req.ControllerID = ci.ID
@@ -208,7 +209,7 @@ func (b *requestBatch) leaderAndIsrRequest(ci controllerIdentity, broker int32, 
 	return req
 }
 
-func (b *requestBatch) updateMetadataRequest(ci controllerIdentity, broker int32, partitions map[topicPartition]bool) *kmsg.UpdateMetadataRequest {
+func (b *requestBatch) updateMetadataRequest(ci controllerIdentity, broker int32, partitions map[kafkazk.TopicPartition]bool) *kmsg.UpdateMetadataRequest {
 	req := kmsg.NewPtrUpdateMetadataRequest()
 	req.Version = updateMetadataVersion
 	req.ControllerID = ci.ID
@@ -265,7 +266,7 @@ func (b *requestBatch) updateMetadataRequest(ci controllerIdentity, broker int32
 	return req
 }
 
-func (b *requestBatch) stopReplicaRequest(ci controllerIdentity, broker int32, m map[topicPartition]stopReplicaEntry) *kmsg.StopReplicaRequest {
+func (b *requestBatch) stopReplicaRequest(ci controllerIdentity, broker int32, m map[kafkazk.TopicPartition]stopReplicaEntry) *kmsg.StopReplicaRequest {
 	req := kmsg.NewPtrStopReplicaRequest()
 	req.Version = stopReplicaVersion
 	req.ControllerID = ci.ID
@@ -301,11 +302,11 @@ func securityProtocolID(name string) int16 {
 	return 0
 }
 
-func listenerEndpoint(reg brokerZNode, listener string) (endpoint, bool) {
+func listenerEndpoint(reg kafkazk.BrokerZNode, listener string) (kafkazk.Endpoint, bool) {
 	for _, e := range reg.Endpoints {
 		if e.Listener == listener {
 			return e, true
 		}
 	}
-	return endpoint{}, false
+	return kafkazk.Endpoint{}, false
 }

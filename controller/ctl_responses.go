@@ -1,13 +1,14 @@
 package controller
 
 import (
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // handleResponse is Kafka's handling of controller request responses, on
 // the event loop.
-func (c *kafkaController) handleResponse(broker int32, req kmsg.Request, resp kmsg.Response) error {
+func (c *Controller) handleResponse(broker int32, req kmsg.Request, resp kmsg.Response) error {
 	switch r := resp.(type) {
 	case *kmsg.LeaderAndISRResponse:
 		return c.handleLeaderAndIsrResponse(broker, r)
@@ -29,7 +30,7 @@ func (c *kafkaController) handleResponse(broker int32, req kmsg.Request, resp km
 // on a failed log directory; it is offline, and if it led, the partition
 // needs a new leader. Other per-partition errors (notably
 // STALE_CONTROLLER_EPOCH for a state the broker already has) are normal.
-func (c *kafkaController) handleLeaderAndIsrResponse(broker int32, r *kmsg.LeaderAndISRResponse) error {
+func (c *Controller) handleLeaderAndIsrResponse(broker int32, r *kmsg.LeaderAndISRResponse) error {
 	if r.ErrorCode != 0 {
 		c.log.Warn("LeaderAndIsr failed", "broker", broker, "err", kerr.ErrorForCode(r.ErrorCode))
 		return nil
@@ -38,10 +39,10 @@ func (c *kafkaController) handleLeaderAndIsrResponse(broker int32, r *kmsg.Leade
 	for t, id := range c.ctx.topicIDs {
 		names[id] = t
 	}
-	var failed []topicPartition
+	var failed []kafkazk.TopicPartition
 	check := func(topic string, p kmsg.LeaderAndISRResponseTopicPartition) {
 		if p.ErrorCode == kerr.KafkaStorageError.Code {
-			failed = append(failed, topicPartition{topic, p.Partition})
+			failed = append(failed, kafkazk.TopicPartition{Topic: topic, Partition: p.Partition})
 		}
 	}
 	for _, p := range r.Partitions {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -9,7 +10,7 @@ import (
 // leaves the ISRs of partitions it follows, and the partitions it still leads
 // (no other ISR member available) are returned; the broker retries until none
 // is left.
-func (c *kafkaController) controlledShutdown(id int32, brokerEpoch int64) ([]topicPartition, error) {
+func (c *Controller) controlledShutdown(id int32, brokerEpoch int64) ([]kafkazk.TopicPartition, error) {
 	b, ok := c.ctx.brokers[id]
 	if !ok {
 		return nil, kerr.BrokerNotAvailable
@@ -21,7 +22,7 @@ func (c *kafkaController) controlledShutdown(id int32, brokerEpoch int64) ([]top
 	c.ctx.shuttingDown[id] = true
 	c.log.Info("controlled shutdown", "broker", id)
 
-	var led, followed []topicPartition
+	var led, followed []kafkazk.TopicPartition
 	for _, tp := range c.ctx.partitionsOnBroker(id) {
 		a, _ := c.ctx.assignment(tp)
 		st, has := c.ctx.leadership[tp]
@@ -47,11 +48,11 @@ func (c *kafkaController) controlledShutdown(id int32, brokerEpoch int64) ([]top
 	}
 	c.sendBatch(batch)
 
-	remaining := []topicPartition{}
+	remaining := []kafkazk.TopicPartition{}
 	for _, tp := range c.ctx.partitionsOnBroker(id) {
 		a, _ := c.ctx.assignment(tp)
 		if st, ok := c.ctx.leadership[tp]; ok && len(a.Replicas) > 1 && st.Leader == id {
-			remaining = append(remaining, topicPartition(tp))
+			remaining = append(remaining, kafkazk.TopicPartition(tp))
 		}
 	}
 	return remaining, nil

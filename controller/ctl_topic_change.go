@@ -1,12 +1,16 @@
 package controller
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/kbroker/kbroker/kafkazk"
+)
 
 // processTopicChange handles a child change of /brokers/topics: topics new
 // to the controller get their partitions created (New → Online), topics
 // gone (deletion completed elsewhere) leave the context.
-func (c *kafkaController) processTopicChange() error {
-	topics, err := c.childrenW(brokerTopicsPath, ctlEvent{"TopicChange", c.processTopicChange})
+func (c *Controller) processTopicChange() error {
+	topics, err := c.childrenW(kafkazk.BrokerTopicsPath, ctlEvent{"TopicChange", c.processTopicChange})
 	if err != nil {
 		return err
 	}
@@ -15,7 +19,7 @@ func (c *kafkaController) processTopicChange() error {
 			c.ctx.removeTopic(t)
 		}
 	}
-	var created []topicPartition
+	var created []kafkazk.TopicPartition
 	for _, t := range topics {
 		if _, known := c.ctx.assignments[t]; known {
 			continue
@@ -36,7 +40,7 @@ func (c *kafkaController) processTopicChange() error {
 // /brokers/topics/<t>: partitions added by CreatePartitions are created.
 // The controller's own writes (reassignment, topic ids) also land here and
 // add nothing.
-func (c *kafkaController) processPartitionModifications(topic string) error {
+func (c *Controller) processPartitionModifications(topic string) error {
 	before := map[int32]bool{}
 	for p := range c.ctx.assignments[topic] {
 		before[p] = true
@@ -48,7 +52,7 @@ func (c *kafkaController) processPartitionModifications(topic string) error {
 	if err := c.loadTopic(topic); err != nil {
 		return err
 	}
-	var added []topicPartition
+	var added []kafkazk.TopicPartition
 	for _, tp := range c.ctx.partitionsOfTopic(topic) {
 		if !before[tp.Partition] {
 			added = append(added, tp)
@@ -66,7 +70,7 @@ func (c *kafkaController) processPartitionModifications(topic string) error {
 }
 
 // onNewPartitionCreation is NonExistent → New → Online for new partitions.
-func (c *kafkaController) onNewPartitionCreation(tps []topicPartition) error {
+func (c *Controller) onNewPartitionCreation(tps []kafkazk.TopicPartition) error {
 	for _, tp := range tps {
 		c.ctx.states[tp] = partitionNew
 	}

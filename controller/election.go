@@ -1,6 +1,10 @@
 package controller
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/kbroker/kbroker/kafkazk"
+)
 
 // noLeader is the leader id of a partition without a leader.
 const noLeader int32 = -1
@@ -91,9 +95,9 @@ func electOffline(assignment []int32, cur leaderAndIsr, l liveness, allowUnclean
 	}
 	res.Elected = true
 	if res.Unclean {
-		recovery := leaderRecovered
+		recovery := kafkazk.LeaderRecovered
 		if leaderRecoverySupported {
-			recovery = leaderRecovering
+			recovery = kafkazk.LeaderRecovering
 		}
 		res.New = cur.next(leader, []int32{leader}, recovery)
 		return res

@@ -3,6 +3,8 @@ package controller
 import (
 	"reflect"
 	"testing"
+
+	"github.com/kbroker/kbroker/kafkazk"
 )
 
 func set(ids ...int32) map[int32]bool {
@@ -61,7 +63,7 @@ func TestElectOffline(t *testing.T) {
 			wantUnclean: true, wantRecpient: []int32{2, 3}},
 		{name: "unclean with leader recovery (IBP >= 3.2)",
 			cur: state(-1, 4, 1), l: liveness{Live: set(3)}, unclean: true, recovery: true,
-			elected: true, want: leaderAndIsr{Leader: 3, LeaderEpoch: 5, ISR: []int32{3}, LeaderRecoveryState: leaderRecovering, PartitionEpoch: 9},
+			elected: true, want: leaderAndIsr{Leader: 3, LeaderEpoch: 5, ISR: []int32{3}, LeaderRecoveryState: kafkazk.LeaderRecovering, PartitionEpoch: 9},
 			wantUnclean: true, wantRecpient: []int32{3}},
 		{name: "nothing live at all, even unclean",
 			cur: state(-1, 4, 1), l: liveness{Live: set()}, unclean: true,

@@ -24,8 +24,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/zkbroker"
 )
 
 func init() { register(kmsg.ElectLeaders.Int16(), 0, 2, handleElectLeaders) }
@@ -111,7 +112,7 @@ func controllerCallError(err error) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return kerr.RequestTimedOut
-	case errors.Is(err, controller.ErrNotConnected):
+	case errors.Is(err, zkbroker.ErrNotConnected):
 		return kerr.NotController
 	}
 	return err
@@ -220,7 +221,7 @@ func apiError(err error) (int16, *string) {
 	if errors.As(err, &te) {
 		return te.code, &te.msg
 	}
-	var ce *controller.KafkaError
+	var ce *kafkazk.KafkaError
 	if errors.As(err, &ce) {
 		return ce.Code.Code, &ce.Message
 	}

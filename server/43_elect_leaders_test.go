@@ -10,8 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/config"
-	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/zkbroker"
 )
 
 func electRequest(typ int8, topics map[string][]int32) *kmsg.ElectLeadersRequest {
@@ -241,7 +242,7 @@ func TestElectLeadersCluster(t *testing.T) {
 		b := clusterBroker(f, states)
 		f.elect = func(bool, []TopicPartition) (map[TopicPartition]error, error) {
 			return map[TopicPartition]error{
-				{"orders", 2}: &controller.KafkaError{Code: kerr.EligibleLeadersNotAvailable, Message: "no live replica"},
+				{"orders", 2}: &kafkazk.KafkaError{Code: kerr.EligibleLeadersNotAvailable, Message: "no live replica"},
 			}, nil
 		}
 		req := electRequest(electionUnclean, map[string][]int32{"orders": {2}})
@@ -254,7 +255,7 @@ func TestElectLeadersCluster(t *testing.T) {
 
 		// The controller moved while the election ran.
 		f.elect = func(bool, []TopicPartition) (map[TopicPartition]error, error) {
-			return nil, controller.ErrNotConnected
+			return nil, zkbroker.ErrNotConnected
 		}
 		resp = call(t, b, handleElectLeaders, req).(*kmsg.ElectLeadersResponse)
 		if got := electCodes(resp)[TopicPartition{"orders", 2}]; got != "NOT_CONTROLLER" {

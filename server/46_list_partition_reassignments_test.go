@@ -5,11 +5,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kbroker/kbroker/zkbroker"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kbroker/kbroker/controller"
 )
 
 func listReassignRequest(topics map[string][]int32) *kmsg.ListPartitionReassignmentsRequest {
@@ -90,7 +89,7 @@ func TestListPartitionReassignmentsCluster(t *testing.T) {
 	}
 
 	f.list = func([]TopicPartition) (map[TopicPartition]PartitionReassignment, error) {
-		return nil, controller.ErrNotConnected
+		return nil, zkbroker.ErrNotConnected
 	}
 	resp = call(t, b, handleListPartitionReassignments, listReassignRequest(nil)).(*kmsg.ListPartitionReassignmentsResponse)
 	if resp.ErrorCode != kerr.NotController.Code {

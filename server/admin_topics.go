@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kbroker/kbroker/controller"
 )
 
 // Bit sets of the operations a client may perform when no authorizer is
@@ -24,8 +23,8 @@ const (
 // topicNameProblem returns Kafka's InvalidTopicException message for an
 // illegal name (Topic.validate), or "" for a legal one.
 func topicNameProblem(name string) string {
-	var ke *controller.KafkaError
-	if err := controller.ValidateTopicName(name); errors.As(err, &ke) {
+	var ke *kafkazk.KafkaError
+	if err := kafkazk.ValidateTopicName(name); errors.As(err, &ke) {
 		return ke.Message
 	} else if err != nil {
 		return err.Error()

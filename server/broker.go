@@ -14,11 +14,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kbroker/kbroker/config"
-	"github.com/kbroker/kbroker/controller"
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
 	"github.com/kbroker/kbroker/server/group"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // Broker is one kbroker process: its topic table, logs and API handlers.
@@ -30,7 +30,7 @@ type Broker struct {
 	logs *logstore.Manager
 	// store is the metadata store of a broker without ZooKeeper; nil
 	// when zookeeper.connect names the cluster's.
-	store *controller.LocalStore
+	store *zkstore.LocalStore
 	srv   *protocol.Server
 
 	// mu serialises changes to the topic table; readers load topicsSnap,

@@ -22,7 +22,7 @@ import (
 // ClusterControl is what the broker needs from the ZooKeeper side: the
 // controller's admin operations (CreateTopics and friends are served by
 // the controller broker, which writes the znodes) and the identity of the
-// controller. controller.Node implements it.
+// controller. zkbroker.Node implements it.
 type ClusterControl interface {
 	IsController() bool
 	ControllerID() int32

@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 
-	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/zkbroker"
 )
 
 // Topic config changes in cluster mode. AlterConfigs and
@@ -16,12 +16,12 @@ import (
 // reopened the logs.
 
 // topicConfigWatcher delivers the topics named by config change
-// notifications; controller.Node implements it.
+// notifications; zkbroker.Node implements it.
 type topicConfigWatcher interface {
 	WatchTopicConfigChanges(ctx context.Context, fn func(topic string))
 }
 
-var _ topicConfigWatcher = (*controller.Node)(nil)
+var _ topicConfigWatcher = (*zkbroker.Node)(nil)
 
 // runTopicConfigChanges applies topic config changes until ctx ends. Run
 // starts it next to the ZooKeeper node in cluster mode.

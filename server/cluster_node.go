@@ -7,13 +7,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/zkbroker"
 )
 
-// nodeControl adapts controller.Node to what the broker needs of it
+// nodeControl adapts zkbroker.Node to what the broker needs of it
 // (ClusterControl) and to what a partition leader needs to persist its ISR
 // changes (replica.IsrWriter).
-type nodeControl struct{ n *controller.Node }
+type nodeControl struct{ n *zkbroker.Node }
 
 var (
 	_ ClusterControl    = nodeControl{}
@@ -64,11 +66,11 @@ func (c nodeControl) ElectLeaders(ctx context.Context, unclean bool, partitions 
 	if unclean {
 		typ = controller.ElectUnclean
 	}
-	var tps []controller.TopicPartition
+	var tps []zkbroker.TopicPartition
 	if partitions != nil {
-		tps = make([]controller.TopicPartition, len(partitions))
+		tps = make([]zkbroker.TopicPartition, len(partitions))
 		for i, tp := range partitions {
-			tps[i] = controller.TopicPartition(tp)
+			tps[i] = zkbroker.TopicPartition(tp)
 		}
 	}
 	res, err := c.n.ElectLeaders(ctx, typ, tps)
@@ -80,9 +82,9 @@ func (c nodeControl) ElectLeaders(ctx context.Context, unclean bool, partitions 
 }
 
 func (c nodeControl) AlterPartitionReassignments(ctx context.Context, targets map[TopicPartition][]int32) (map[TopicPartition]error, error) {
-	in := make(map[controller.TopicPartition][]int32, len(targets))
+	in := make(map[zkbroker.TopicPartition][]int32, len(targets))
 	for tp, rs := range targets {
-		in[controller.TopicPartition(tp)] = rs
+		in[zkbroker.TopicPartition(tp)] = rs
 	}
 	res, err := c.n.AlterPartitionReassignments(ctx, in)
 	out := make(map[TopicPartition]error, len(res))
@@ -93,11 +95,11 @@ func (c nodeControl) AlterPartitionReassignments(ctx context.Context, targets ma
 }
 
 func (c nodeControl) ListPartitionReassignments(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]PartitionReassignment, error) {
-	var tps []controller.TopicPartition
+	var tps []zkbroker.TopicPartition
 	if partitions != nil {
-		tps = make([]controller.TopicPartition, len(partitions))
+		tps = make([]zkbroker.TopicPartition, len(partitions))
 		for i, tp := range partitions {
-			tps[i] = controller.TopicPartition(tp)
+			tps[i] = zkbroker.TopicPartition(tp)
 		}
 	}
 	res, err := c.n.ListPartitionReassignments(ctx, tps)
@@ -125,7 +127,7 @@ func (b *Broker) claimProducerIDBlock() (int64, int64, error) {
 }
 
 func (c nodeControl) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
-	return c.n.UpdateIsr(topic, partition, controller.LeaderAndIsr{
+	return c.n.UpdateIsr(topic, partition, kafkazk.LeaderAndIsr{
 		Leader:          leader,
 		LeaderEpoch:     ch.LeaderEpoch,
 		ISR:             ch.Isr,

@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/zkbroker"
 )
 
 // newNode builds this broker's side of the cluster from the config and the
 // advertised endpoints (with the ports really bound), on ZooKeeper or, with
 // no zookeeper.connect, on the local store.
-func (b *Broker) newNode() (*controller.Node, error) {
-	var eps []controller.Endpoint
+func (b *Broker) newNode() (*zkbroker.Node, error) {
+	var eps []zkbroker.Endpoint
 	for _, l := range b.cfg.AdvertisedListeners {
 		host, port := b.AdvertisedEndpoint(l.Name)
-		eps = append(eps, controller.Endpoint{Listener: l.Name, Host: host, Port: port, SecurityProtocol: "PLAINTEXT"})
+		eps = append(eps, zkbroker.Endpoint{Listener: l.Name, Host: host, Port: port, SecurityProtocol: "PLAINTEXT"})
 	}
-	return controller.New(controller.Config{
+	return zkbroker.New(zkbroker.Config{
 		BrokerID:                           b.cfg.BrokerID,
 		ZooKeeperConnect:                   b.cfg.ZookeeperConnect,
 		SessionTimeout:                     b.cfg.ZookeeperSessionTimeout,
@@ -39,7 +39,7 @@ func (b *Broker) newNode() (*controller.Node, error) {
 // ZooKeeper side to fail) and records it with the broker id in every log
 // dir's meta.properties. A log dir that belongs to another cluster stops
 // the broker, as in Kafka.
-func (b *Broker) adoptClusterID(ctx context.Context, node *controller.Node, nodeFailed <-chan struct{}) error {
+func (b *Broker) adoptClusterID(ctx context.Context, node *zkbroker.Node, nodeFailed <-chan struct{}) error {
 	deadline := time.Now().Add(b.cfg.ZookeeperSessionTimeout + 30*time.Second)
 	for node.ClusterID() == "" {
 		if time.Now().After(deadline) {

@@ -8,9 +8,9 @@
 // Broker implements protocol.Handler.
 //
 // Every broker runs the cluster path; a broker without zookeeper.connect
-// is a cluster of one whose metadata store is a controller.LocalStore in
+// is a cluster of one whose metadata store is a zkstore.LocalStore in
 // its first log dir (local_store.go), which is the only place the two
-// differ. The cluster side is a controller.Node (cluster*.go): the topic
+// differ. The cluster side is a zkbroker.Node (cluster*.go): the topic
 // table is rebuilt from the controller's UpdateMetadata, hosted replicas
 // (replica.Manager) come and go with LeaderAndIsr and StopReplica, and
 // admin operations go through the Node. The controller reaches its own

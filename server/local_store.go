@@ -13,12 +13,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // A broker without zookeeper.connect is a cluster of one: its metadata
-// lives in a controller.LocalStore in the first log dir, and everything
+// lives in a zkstore.LocalStore in the first log dir, and everything
 // else — registration, the controller, LeaderAndIsr and UpdateMetadata,
 // every handler — is the cluster path.
 
@@ -42,9 +43,9 @@ type legacyTopic struct {
 // dirs' cluster id and whatever an earlier standalone broker kept in its
 // own files, so that an upgraded broker keeps its topics, topic ids,
 // configs, leader epochs and producer ids.
-func (b *Broker) openLocalStore() (*controller.LocalStore, error) {
+func (b *Broker) openLocalStore() (*zkstore.LocalStore, error) {
 	dir := b.cfg.LogDirs[0]
-	store, err := controller.OpenLocalStore(dir, b.logger.With("component", "metadata-store"))
+	store, err := zkstore.OpenLocalStore(dir, b.logger.With("component", "metadata-store"))
 	if err != nil {
 		return nil, fmt.Errorf("metadata store: %w", err)
 	}
@@ -56,7 +57,7 @@ func (b *Broker) openLocalStore() (*controller.LocalStore, error) {
 		store.Close()
 		return nil, err
 	}
-	if err := store.Seed(st); err != nil {
+	if err := kafkazk.Seed(store, st); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("metadata store: %w", err)
 	}
@@ -73,8 +74,8 @@ func (b *Broker) openLocalStore() (*controller.LocalStore, error) {
 
 // readLegacyStandaloneState reads the earlier standalone files, returning
 // the paths it read.
-func (b *Broker) readLegacyStandaloneState(dir string) (controller.StandaloneState, []string, error) {
-	st := controller.StandaloneState{BrokerID: b.cfg.BrokerID, ClusterID: b.logs.ClusterID()}
+func (b *Broker) readLegacyStandaloneState(dir string) (kafkazk.StandaloneState, []string, error) {
+	st := kafkazk.StandaloneState{BrokerID: b.cfg.BrokerID, ClusterID: b.logs.ClusterID()}
 	var read []string
 	path := filepath.Join(dir, legacyTopicsFile)
 	data, err := os.ReadFile(path)
@@ -93,7 +94,7 @@ func (b *Broker) readLegacyStandaloneState(dir string) (controller.StandaloneSta
 					}
 				}
 			}
-			st.Topics = append(st.Topics, controller.StandaloneTopic{Name: t.Name, ID: t.ID, Partitions: t.Partitions, Configs: t.Configs, LeaderEpochs: epochs})
+			st.Topics = append(st.Topics, kafkazk.StandaloneTopic{Name: t.Name, ID: t.ID, Partitions: t.Partitions, Configs: t.Configs, LeaderEpochs: epochs})
 		}
 		read = append(read, path)
 	case !errors.Is(err, os.ErrNotExist):

@@ -1,0 +1,60 @@
+package kafkazk
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/kbroker/kbroker/zkstore"
+)
+
+// WriteIsrChangeNotification creates one persistent sequential
+// /isr_change_notification/isr_change_ node listing the partitions.
+func WriteIsrChangeNotification(zk zkstore.Client, tps []TopicPartition) error {
+	_, err := zk.Create(IsrChangeNotificationPath+"/"+IsrChangePrefix, EncodePartitionList(tps), zkstore.ModePersistentSequential)
+	return err
+}
+
+// LeaderAndIsr is a partition state as a leader writes it to
+// /brokers/topics/<t>/partitions/<p>/state.
+type LeaderAndIsr struct {
+	Leader      int32
+	LeaderEpoch int32
+	ISR         []int32
+	// ControllerEpoch is the epoch of the controller that made the
+	// leadership decision: the leader copies the value from the
+	// LeaderAndIsr it got, not the current controller's epoch.
+	ControllerEpoch     int32
+	LeaderRecoveryState int8
+}
+
+// ErrIsrVersionConflict: the state znode is not at the expected version
+// and does not hold what we tried to write. The leader keeps its ISR and
+// waits for the controller's next LeaderAndIsr (ZkAlterPartitionManager).
+var ErrIsrVersionConflict = errors.New("controller: partition state changed since the expected version")
+
+func UpdateIsr(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected int32) (int32, error) {
+	if len(s.ISR) == 0 {
+		return 0, fmt.Errorf("controller: refusing to write an empty ISR for %s-%d", tp.Topic, tp.Partition)
+	}
+	want := PartitionStateZNode(s)
+	path := PartitionStatePath(tp.Topic, tp.Partition)
+	st, err := zk.Set(path, want.Encode(), expected)
+	if err == nil {
+		return st.Version, nil
+	}
+	if !errors.Is(err, zkstore.ErrBadVersion) {
+		return 0, fmt.Errorf("writing ISR of %s-%d: %w", tp.Topic, tp.Partition, err)
+	}
+	data, st, gerr := zk.Get(path)
+	if gerr != nil {
+		return 0, fmt.Errorf("writing ISR of %s-%d: %w", tp.Topic, tp.Partition, ErrIsrVersionConflict)
+	}
+	got, derr := DecodePartitionStateZNode(data)
+	if derr == nil && got.Leader == want.Leader && got.LeaderEpoch == want.LeaderEpoch &&
+		slices.Equal(got.ISR, want.ISR) && got.ControllerEpoch == want.ControllerEpoch &&
+		got.LeaderRecoveryState == want.LeaderRecoveryState {
+		return st.Version, nil
+	}
+	return 0, fmt.Errorf("writing ISR of %s-%d at version %d: %w", tp.Topic, tp.Partition, expected, ErrIsrVersionConflict)
+}

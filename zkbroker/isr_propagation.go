@@ -1,0 +1,102 @@
+package zkbroker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/replica"
+)
+
+// isrChangePropagator is the leader side's isr-change-propagation state:
+// replica.IsrChangePropagation holds the rule; this adds the lock, because
+// leaders record from any goroutine while the task takes the due set.
+type isrChangePropagator struct {
+	mu    sync.Mutex
+	rules *replica.IsrChangePropagation
+}
+
+func newIsrChangePropagator(start time.Time) *isrChangePropagator {
+	return &isrChangePropagator{rules: replica.NewIsrChangePropagation(start)}
+}
+
+func (p *isrChangePropagator) record(tp kafkazk.TopicPartition, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules.Record(replica.TopicPartition(tp), now)
+}
+
+// due returns the partitions to announce now, sorted, if any, and takes
+// them out.
+func (p *isrChangePropagator) due(now time.Time) []kafkazk.TopicPartition {
+	p.mu.Lock()
+	due := p.rules.Due(now)
+	p.mu.Unlock()
+	if due == nil {
+		return nil
+	}
+	out := make([]kafkazk.TopicPartition, len(due))
+	for i, tp := range due {
+		out[i] = kafkazk.TopicPartition(tp)
+	}
+	return out
+}
+
+// restore puts back partitions whose notification could not be written.
+func (p *isrChangePropagator) restore(tps []kafkazk.TopicPartition) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, tp := range tps {
+		p.rules.Restore(replica.TopicPartition(tp))
+	}
+}
+
+// RecordIsrChange notes that this broker, as the partition's leader,
+// changed its ISR in ZooKeeper (UpdateIsr); the change is announced to the
+// controller by the isr-change-propagation task.
+func (n *Node) RecordIsrChange(topic string, partition int32) {
+	n.isr.record(kafkazk.TopicPartition{Topic: topic, Partition: partition}, n.cfg.Now())
+}
+
+// propagateIsrChanges is the isr-change-propagation task: every 2.5 s.
+func (n *Node) propagateIsrChanges(ctx context.Context) {
+	ticks := n.cfg.IsrChangePropagationTicks
+	if ticks == nil {
+		t := time.NewTicker(replica.IsrChangePropagationInterval)
+		defer t.Stop()
+		ticks = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+		}
+		tps := n.isr.due(n.cfg.Now())
+		if len(tps) == 0 {
+			continue
+		}
+		zk, err := n.client()
+		if err == nil {
+			err = kafkazk.WriteIsrChangeNotification(zk, tps)
+		}
+		if err != nil {
+			n.log.Warn("writing ISR change notification, will retry", "err", err)
+			n.isr.restore(tps)
+		}
+	}
+}
+
+// UpdateIsr is a partition leader's conditional write of its ISR
+// (ZkAlterPartitionManager via KafkaZkClient.conditionalUpdatePath): the
+// state znode is set only if still at expectedZkVersion. On a version
+// conflict, a znode that already holds exactly newState (our own retried
+// write) counts as success. Returns the new zkVersion (the partition epoch).
+func (n *Node) UpdateIsr(topic string, partition int32, newState kafkazk.LeaderAndIsr, expectedZkVersion int32) (int32, error) {
+	zk, err := n.client()
+	if err != nil {
+		return 0, err
+	}
+	return kafkazk.UpdateIsr(zk, kafkazk.TopicPartition{Topic: topic, Partition: partition}, newState, expectedZkVersion)
+}

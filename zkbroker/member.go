@@ -1,0 +1,171 @@
+package zkbroker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
+)
+
+// zkMember is a broker's life in ZooKeeper: top-level paths and cluster id
+// once, then for every ZooKeeper session its registration and the
+// controller election, re-run whenever /controller goes away. Kafka's
+// KafkaServer.startup + KafkaController's Startup/Reelect/session-expiry
+// events, without the controller's work itself.
+//
+// It reports through callbacks, called on run's goroutine only, so the
+// receiver sees a serial history.
+type zkMember struct {
+	zk           zkstore.Client
+	brokerID     int32
+	registration kafkazk.BrokerZNode
+	// nowMs stamps the timestamps Kafka writes into /brokers/ids/<id> and
+	// /controller. It feeds no decision.
+	nowMs        func() int64
+	newClusterID func() string
+	retryBackoff time.Duration
+	log          *slog.Logger
+
+	// onRegistered: this broker is registered in a (new) session with this
+	// broker epoch.
+	onRegistered func(clusterID string, brokerEpoch int64)
+	// onController: the known controller changed, or this broker became or
+	// stopped being controller.
+	onController func(kafkazk.ControllerStatus)
+}
+
+// run returns nil when ctx ends, *brokerRegisteredError if the broker id is
+// taken by another live broker (the broker must exit), or an error when the
+// client is closed.
+func (m *zkMember) run(ctx context.Context) error {
+	log := m.log
+	if log == nil {
+		log = slog.Default()
+	}
+	var (
+		clusterID  string
+		registered int64 = -1 // session id of our registration
+		status           = kafkazk.NoController
+		watch      <-chan zkstore.Event
+		retry      <-chan time.Time
+	)
+	setStatus := func(s kafkazk.ControllerStatus) {
+		if s == status {
+			return
+		}
+		if status.IsController && !s.IsController {
+			log.Info("resigned as controller", "broker", m.brokerID, "epoch", status.Epoch)
+		}
+		if s.IsController && !status.IsController {
+			log.Info("elected controller", "broker", m.brokerID, "epoch", s.Epoch)
+		}
+		status = s
+		if m.onController != nil {
+			m.onController(s)
+		}
+	}
+	fail := func(what string, err error) {
+		log.Warn("zookeeper "+what+" failed, will retry", "broker", m.brokerID, "err", err)
+		retry = time.After(m.retryBackoff)
+	}
+	for {
+		s := m.zk.Session()
+		switch {
+		case s.State == zkstore.SessionClosed:
+			setStatus(kafkazk.NoController)
+			return fmt.Errorf("zookeeper client closed: %w", zkstore.ErrConnectionClosed)
+		case s.State == zkstore.SessionExpired:
+			// The session and its ephemeral nodes are gone: a controller
+			// must stop acting (Kafka resigns on expiry). Registration and
+			// election run again once the client has a new session.
+			setStatus(kafkazk.NoController)
+			watch = nil
+		case s.State != zkstore.SessionConnected:
+			// Disconnected but the session may survive: like Kafka, keep
+			// the role and the watches, which the client re-arms when it
+			// reconnects in time.
+		case retry != nil:
+			// Wait for the backoff.
+		case s.ID != registered:
+			setStatus(kafkazk.NoController)
+			watch = nil
+			if clusterID == "" {
+				var err error
+				if err = kafkazk.CreateTopLevelPaths(m.zk); err == nil {
+					clusterID, err = kafkazk.EnsureClusterID(m.zk, m.newClusterID)
+				}
+				if err != nil {
+					fail("start-up", err)
+					break
+				}
+			}
+			reg := m.registration
+			reg.Timestamp = m.nowMs()
+			epoch, err := kafkazk.RegisterBroker(m.zk, m.brokerID, reg)
+			var taken *kafkazk.BrokerRegisteredError
+			if errors.As(err, &taken) {
+				return err
+			}
+			if err != nil {
+				fail("registration", err)
+				break
+			}
+			registered = s.ID
+			log.Info("registered broker", "broker", m.brokerID, "brokerEpoch", epoch, "session", s.ID)
+			if m.onRegistered != nil {
+				m.onRegistered(clusterID, epoch)
+			}
+		}
+		if s.State == zkstore.SessionConnected && s.ID == registered && watch == nil && retry == nil {
+			st, w, err := m.electAndWatch()
+			if err != nil {
+				fail("controller election", err)
+			} else {
+				setStatus(st)
+				watch = w
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-m.zk.SessionChanged():
+		case <-watch:
+			watch = nil
+		case <-retry:
+			retry = nil
+		}
+	}
+}
+
+// electAndWatch elects, then watches /controller. If the node vanished
+// between the two, it elects again, so the returned watch always covers the
+// returned status.
+func (m *zkMember) electAndWatch() (kafkazk.ControllerStatus, <-chan zkstore.Event, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		st, err := kafkazk.ElectController(m.zk, m.brokerID, m.nowMs())
+		if err != nil {
+			return kafkazk.NoController, nil, err
+		}
+		ok, _, w, err := m.zk.ExistsW(kafkazk.ControllerPath)
+		if err != nil {
+			return kafkazk.NoController, nil, err
+		}
+		if !ok {
+			continue
+		}
+		id, ours, err := kafkazk.ReadController(m.zk)
+		if err != nil {
+			return kafkazk.NoController, nil, err
+		}
+		if id == st.ControllerID && (ours == st.IsController) {
+			return st, w, nil
+		}
+		// Changed between election and watch: the watch has fired or will;
+		// elect again for a consistent answer.
+	}
+	return kafkazk.NoController, nil, errors.New("controller keeps changing during election")
+}

@@ -1,0 +1,68 @@
+package zkbroker
+
+import (
+	"context"
+
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
+)
+
+// Admin operations (Kafka's AdminZkClient as ZkAdminManager calls it): they
+// write ZooKeeper directly; the controller reacts to the znodes through its
+// watches. Topic creation, deletion and partition creation are answered
+// only by the controller (NOT_CONTROLLER elsewhere), as in Kafka.
+
+// CreateTopic creates a topic: partitions and replicationFactor (assigned
+// as Kafka does, rack-aware when every broker has a rack) or an explicit
+// assignment (then both must be -1). /config/topics/<t> is written first,
+// then /brokers/topics/<t> with a fresh topic id; the controller creates
+// the partitions when it sees the topic. Returns the topic id.
+func (n *Node) CreateTopic(name string, partitions int32, replicationFactor int16, assignment map[int32][]int32, configs map[string]string, validateOnly bool) ([16]byte, error) {
+	zk, err := n.controllerClient()
+	if err != nil {
+		return [16]byte{}, err
+	}
+	return kafkazk.CreateTopic(zk, name, partitions, replicationFactor, assignment, configs, validateOnly, kafkazk.RandIntn, kafkazk.NewTopicID)
+}
+
+// controllerClient is the ZooKeeper client for the admin writes that, as
+// in Kafka, only the active controller accepts.
+func (n *Node) controllerClient() (zkstore.Client, error) {
+	if _, err := n.controller(); err != nil {
+		return nil, err
+	}
+	return n.client()
+}
+
+// DeleteTopic marks the topic for deletion (/admin/delete_topics/<t>); the
+// controller deletes it. Marking a topic twice is not an error.
+func (n *Node) DeleteTopic(name string) error {
+	zk, err := n.controllerClient()
+	if err != nil {
+		return err
+	}
+	return kafkazk.MarkTopicForDeletion(zk, name)
+}
+
+// CreatePartitions raises the topic's partition count to count. assignment
+// (optional) lists the replicas of each new partition, in order.
+func (n *Node) CreatePartitions(name string, count int32, assignment [][]int32, validateOnly bool) error {
+	zk, err := n.controllerClient()
+	if err != nil {
+		return err
+	}
+	return kafkazk.CreatePartitions(zk, name, count, assignment, validateOnly, kafkazk.RandIntn)
+}
+
+// SetTopicConfig replaces the topic's overrides in /config/topics/<t> and
+// announces the change in /config/changes (every broker re-reads it). Any
+// broker may do it. Turning unclean.leader.election.enable on makes the
+// controller, which watches the notifications, retry the topic's offline
+// partitions (Election.scala's unclean offline election).
+func (n *Node) SetTopicConfig(_ context.Context, name string, configs map[string]string) error {
+	zk, err := n.client()
+	if err != nil {
+		return err
+	}
+	return kafkazk.SetTopicConfig(zk, name, configs)
+}

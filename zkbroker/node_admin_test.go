@@ -1,0 +1,41 @@
+package zkbroker
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// SetTopicConfig replaces the overrides and writes Kafka's change
+// notification.
+func TestSetTopicConfigNotification(t *testing.T) {
+	admin := zkstore.NewMem().Connect()
+	if err := kafkazk.CreateTopLevelPaths(admin); err != nil {
+		t.Fatal(err)
+	}
+	noID := func() [16]byte { return [16]byte{0: 0xAB, 15: 1} }
+	if _, err := kafkazk.CreateTopic(admin, "orders", -1, -1, map[int32][]int32{0: {1}}, nil, false, nil, noID); err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{zk: admin, status: kafkazk.NoController}
+	if err := n.SetTopicConfig(t.Context(), "orders", map[string]string{"retention.ms": "1000"}); err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := admin.Get(kafkazk.ConfigChangesPath + "/config_change_0000000000")
+	if err != nil || string(data) != `{"version":2,"entity_path":"topics/orders"}` {
+		t.Errorf("notification %s %v", data, err)
+	}
+	cfg, _, _ := admin.Get(kafkazk.ConfigEntityPath(kafkazk.ConfigTypeTopic, "orders"))
+	if string(cfg) != `{"version":1,"config":{"retention.ms":"1000"}}` {
+		t.Errorf("config %s", cfg)
+	}
+	if err := n.SetTopicConfig(t.Context(), "nope", nil); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		t.Errorf("unknown topic: %v", err)
+	}
+	if _, err := n.CreateTopic("x", 1, 1, nil, nil, false); !errors.Is(err, kerr.NotController) {
+		t.Errorf("CreateTopic off the controller: %v", err)
+	}
+}
