@@ -19,30 +19,13 @@ func (c *Controller) processBrokerChange() error {
 	if err != nil {
 		return err
 	}
-	var newIDs, deadIDs, bounced []int32
-	for id, b := range current {
-		old, known := c.ctx.brokers[id]
-		switch {
-		case !known:
-			newIDs = append(newIDs, id)
-		case b.Epoch > old.Epoch:
-			bounced = append(bounced, id)
-		}
-	}
-	for id := range c.ctx.brokers {
-		if _, ok := current[id]; !ok {
-			deadIDs = append(deadIDs, id)
-		}
-	}
-	slices.Sort(newIDs)
-	slices.Sort(deadIDs)
-	slices.Sort(bounced)
-	if len(newIDs)+len(deadIDs)+len(bounced) == 0 {
+	d := decideBrokerChange(c.ctx.brokers, current)
+	if d.empty() {
 		return nil
 	}
-	c.log.Info("broker change", "new", newIDs, "dead", deadIDs, "bounced", bounced)
+	c.log.Info("broker change", "new", d.newIDs, "dead", d.deadIDs, "bounced", d.bounced)
 
-	gone := append(slices.Clone(deadIDs), bounced...)
+	gone := d.gone()
 	for _, id := range gone {
 		delete(c.ctx.brokers, id)
 		delete(c.ctx.shuttingDown, id)
@@ -53,7 +36,7 @@ func (c *Controller) processBrokerChange() error {
 			return err
 		}
 	}
-	started := append(slices.Clone(newIDs), bounced...)
+	started := d.started()
 	for _, id := range started {
 		c.ctx.brokers[id] = current[id]
 		c.chans.addBroker(current[id], c.cfg.InterBrokerListener)
@@ -78,10 +61,8 @@ func (c *Controller) processBrokerChange() error {
 func (c *Controller) onBrokerFailure(dead []int32) error {
 	b := newRequestBatch(c.ctx)
 	defer c.sendBatch(b)
-	for tp, st := range c.ctx.leadership {
-		if slices.Contains(dead, st.Leader) && !c.ctx.topicsToDelete[tp.Topic] {
-			c.ctx.states[tp] = partitionOffline
-		}
+	for _, tp := range partitionsLosingLeader(c.ctx, dead) {
+		c.ctx.states[tp] = partitionOffline
 	}
 	if err := c.triggerOnlinePartitionStateChange(b); err != nil {
 		return err

@@ -28,9 +28,12 @@ func (c *Controller) processIsrChangeNotification() error {
 	return handleErr
 }
 
+// handleIsrChanges is the executor of decideIsrChange: it reads the
+// notifications and the state znodes of the partitions they name, applies
+// the decision to the context, sends its requests and continues the
+// reassignments it names.
 func (c *Controller) handleIsrChanges(names []string) error {
-	seen := map[kafkazk.TopicPartition]bool{}
-	var tps []kafkazk.TopicPartition
+	var notifications [][]kafkazk.TopicPartition
 	for _, n := range names {
 		if !isSequentialChild(n, kafkazk.IsrChangePrefix) {
 			continue
@@ -47,15 +50,10 @@ func (c *Controller) handleIsrChanges(names []string) error {
 			c.log.Warn("ignoring unreadable ISR change notification", "node", n, "err", err)
 			continue
 		}
-		for _, tp := range list {
-			if _, known := c.ctx.assignment(tp); known && !seen[tp] {
-				seen[tp] = true
-				tps = append(tps, tp)
-			}
-		}
+		notifications = append(notifications, list)
 	}
-	sortPartitions(tps)
-	var refreshed []kafkazk.TopicPartition
+	tps := isrChangedPartitions(c.ctx, notifications)
+	states := map[kafkazk.TopicPartition]partitionLeadership{}
 	for _, tp := range tps {
 		st, ok, err := c.readLeadership(tp)
 		if err != nil {
@@ -65,21 +63,17 @@ func (c *Controller) handleIsrChanges(names []string) error {
 			c.log.Warn("reading partition state", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 			continue
 		}
-		if !ok {
-			continue
+		if ok {
+			states[tp] = st
 		}
-		c.ctx.leadership[tp] = st
-		c.refreshPartitionState(tp)
-		refreshed = append(refreshed, tp)
 	}
-	if len(refreshed) == 0 {
-		return nil
+	d := decideIsrChange(c.ctx, tps, states)
+	c.ctx.apply(d.updates)
+	if d.requests != nil {
+		c.sendBatch(d.requests)
 	}
-	b := newRequestBatch(c.ctx)
-	b.addUpdateMetadata(c.ctx.liveBrokerIDs(), refreshed)
-	c.sendBatch(b)
-	// A reassignment may be waiting for these ISRs.
-	for _, tp := range refreshed {
+	for _, tp := range d.reassign {
+		// An earlier step may have finished this one.
 		if a, _ := c.ctx.assignment(tp); a.isBeingReassigned() {
 			if err := c.onPartitionReassignment(tp, a.targetReplicas()); err != nil {
 				return err

@@ -7,7 +7,6 @@ import (
 
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/zkstore"
-	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // maxStateWriteRounds bounds the read–decide–write loop of updateLeadership.
@@ -59,11 +58,16 @@ func (st partitionLeadership) znode() kafkazk.PartitionStateZNode {
 
 // decision is what a strategy wants for one partition. change false:
 // nothing to write. err: the partition fails (it keeps its state).
+// needUncleanConfig: the strategy cannot decide without the topic's
+// unclean.leader.election.enable; the executor reads it and asks again.
+// unclean: the new leader was not in the ISR (the executor warns).
 type decision struct {
-	change     bool
-	next       leaderAndIsr
-	recipients []int32
-	err        error
+	change            bool
+	next              leaderAndIsr
+	recipients        []int32
+	err               error
+	needUncleanConfig bool
+	unclean           bool
 }
 
 // errWrittenByNewerController: a state znode carries a controller epoch
@@ -72,13 +76,15 @@ type decision struct {
 var errWrittenByNewerController = errors.New("partition state written by a newer controller")
 
 // updateLeadership is PartitionStateMachine's doElectLeaderForPartitions
-// loop: for each partition re-read the state znode, decide, write
+// loop, the executor of the leadership decisions: for each partition
+// re-read the state znode, decide (a pure function of the context, the
+// state read and the inputs it asks for, which are read here), write
 // conditionally on the version read (fenced by our epoch), and redo the
 // partitions whose write met a concurrent change. Successful writes update
 // the context and queue LeaderAndIsr to the decision's recipients (plus
 // UpdateMetadata to all). Returns per-partition failures; the error is fatal
 // (controller moved, session lost).
-func (c *Controller) updateLeadership(b *requestBatch, tps []kafkazk.TopicPartition, decide func(tp kafkazk.TopicPartition, cur partitionLeadership) decision) (map[kafkazk.TopicPartition]error, error) {
+func (c *Controller) updateLeadership(b *requestBatch, tps []kafkazk.TopicPartition, decide func(tp kafkazk.TopicPartition, cur partitionLeadership, in decisionInputs) decision) (map[kafkazk.TopicPartition]error, error) {
 	failed := map[kafkazk.TopicPartition]error{}
 	remaining := tps
 	for round := 0; len(remaining) > 0; round++ {
@@ -108,7 +114,18 @@ func (c *Controller) updateLeadership(b *requestBatch, tps []kafkazk.TopicPartit
 			}
 			// The cache follows ZooKeeper, whatever we decide.
 			c.ctx.leadership[tp] = cur
-			d := decide(tp, cur)
+			d := decide(tp, cur, decisionInputs{})
+			if d.needUncleanConfig {
+				enabled, err := c.uncleanLeaderElectionEnabled(tp.Topic)
+				if err != nil {
+					failed[tp] = err
+					continue
+				}
+				d = decide(tp, cur, decisionInputs{uncleanEnabled: map[string]bool{tp.Topic: enabled}})
+			}
+			if d.unclean {
+				c.log.Warn("unclean leader election: committed data may be lost", "topic", tp.Topic, "partition", tp.Partition, "leader", d.next.Leader)
+			}
 			if d.err != nil {
 				failed[tp] = d.err
 				continue
@@ -173,37 +190,8 @@ var errNoEligibleLeader = errors.New("no eligible leader")
 // PartitionStateMachine.electLeaderForPartitions). adminUnclean is an
 // UNCLEAN ElectLeaders: unclean election allowed whatever the topic says.
 func (c *Controller) electLeaders(b *requestBatch, tps []kafkazk.TopicPartition, kind electionKind, adminUnclean bool) (map[kafkazk.TopicPartition]error, error) {
-	return c.updateLeadership(b, tps, func(tp kafkazk.TopicPartition, cur partitionLeadership) decision {
-		a, ok := c.ctx.assignment(tp)
-		if !ok {
-			return decision{err: kerr.UnknownTopicOrPartition}
-		}
-		l := c.ctx.liveness(tp)
-		var res electionResult
-		switch kind {
-		case offlineElection:
-			allow := adminUnclean
-			if !allow && !hasLiveISRMember(cur.ISR, l) {
-				var err error
-				if allow, err = c.uncleanLeaderElectionEnabled(tp.Topic); err != nil {
-					return decision{err: err}
-				}
-			}
-			res = electOffline(a.Replicas, cur.leaderAndIsr, l, allow, false)
-			if res.Unclean {
-				c.log.Warn("unclean leader election: committed data may be lost", "topic", tp.Topic, "partition", tp.Partition, "leader", res.New.Leader)
-			}
-		case reassignElection:
-			res = electReassign(a.targetReplicas(), cur.leaderAndIsr, l)
-		case preferredElection:
-			res = electPreferred(a.Replicas, cur.leaderAndIsr, l)
-		case controlledShutdownElection:
-			res = electControlledShutdown(a.Replicas, cur.leaderAndIsr, l)
-		}
-		if !res.Elected {
-			return decision{err: errNoEligibleLeader}
-		}
-		return decision{change: true, next: res.New, recipients: res.Recipients}
+	return c.updateLeadership(b, tps, func(tp kafkazk.TopicPartition, cur partitionLeadership, in decisionInputs) decision {
+		return decideElection(c.ctx, tp, cur, kind, adminUnclean, in)
 	})
 }
 
@@ -330,12 +318,9 @@ func (c *Controller) triggerOnlinePartitionStateChange(b *requestBatch) error {
 // cached leadership.
 func (c *Controller) refreshPartitionState(tp kafkazk.TopicPartition) {
 	st, ok := c.ctx.leadership[tp]
-	switch {
-	case !ok:
+	if !ok {
 		c.ctx.states[tp] = partitionNew
-	case st.Leader != noLeader && c.ctx.replicaOnline(tp, st.Leader):
-		c.ctx.states[tp] = partitionOnline
-	default:
-		c.ctx.states[tp] = partitionOffline
+		return
 	}
+	c.ctx.states[tp] = stateFromLeadership(c.ctx, tp, st)
 }

@@ -119,7 +119,7 @@ func (c *Controller) reassignmentComplete(tp kafkazk.TopicPartition, target []in
 // bumpLeaderEpoch is Kafka's updateLeaderEpochAndSendRequest: same leader
 // and ISR, leader epoch + 1, so that replicas apply the new replica set.
 func (c *Controller) bumpLeaderEpoch(b *requestBatch, tp kafkazk.TopicPartition, recipients []int32) error {
-	failed, err := c.updateLeadership(b, []kafkazk.TopicPartition{tp}, func(_ kafkazk.TopicPartition, cur partitionLeadership) decision {
+	failed, err := c.updateLeadership(b, []kafkazk.TopicPartition{tp}, func(_ kafkazk.TopicPartition, cur partitionLeadership, _ decisionInputs) decision {
 		return decision{change: true, next: cur.next(cur.Leader, slices.Clone(cur.ISR), cur.LeaderRecoveryState), recipients: recipients}
 	})
 	if e := failed[tp]; e != nil {

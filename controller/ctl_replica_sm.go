@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"slices"
-
 	"github.com/kbroker/kbroker/kafkazk"
 )
 
@@ -44,14 +42,8 @@ func (c *Controller) replicasOffline(b *requestBatch, broker int32, tps []kafkaz
 }
 
 func (c *Controller) removeReplicaFromIsr(b *requestBatch, broker int32, tps []kafkazk.TopicPartition) error {
-	failed, err := c.updateLeadership(b, tps, func(tp kafkazk.TopicPartition, cur partitionLeadership) decision {
-		next, changed := removeFromIsr(cur.leaderAndIsr, broker)
-		if !changed {
-			return decision{}
-		}
-		a, _ := c.ctx.assignment(tp)
-		recipients := slices.DeleteFunc(slices.Clone(a.Replicas), func(r int32) bool { return r == broker })
-		return decision{change: true, next: next, recipients: recipients}
+	failed, err := c.updateLeadership(b, tps, func(tp kafkazk.TopicPartition, cur partitionLeadership, _ decisionInputs) decision {
+		return decideIsrRemoval(c.ctx, tp, cur, broker)
 	})
 	for tp, e := range failed {
 		c.log.Warn("could not remove replica from ISR", "topic", tp.Topic, "partition", tp.Partition, "replica", broker, "err", e)

@@ -34,7 +34,22 @@
 // liveness). requestBatch (ctl_requests.go) builds LeaderAndIsr v7,
 // UpdateMetadata v8 and StopReplica v4 with kmsg; channelManager
 // (ctl_channel.go) keeps one ordered queue per broker and retries until
-// the broker goes away. Unit tests drive the loop with runUntilIdle over
+// the broker goes away.
+//
+// Decisions and their executors: the decisions in ctl_decide.go are pure
+// functions of the context and what was read for the event — broker
+// changes (decideBrokerChange, partitionsLosingLeader), ISR change
+// notifications (decideIsrChange), leader elections of every strategy
+// (decideElection) and ISR removal (decideIsrRemoval) — returning the
+// context updates, the state-znode writes and the request batch; the
+// event handlers are their executors, which read ZooKeeper, write
+// conditionally, retry on a version conflict, update the context and send.
+// An offline election that needs the topic's unclean setting says so
+// (decision.needUncleanConfig) and the executor reads it. Failover,
+// topic and partition creation, deletion, reassignment, config changes
+// and log-dir events still read and write from within their handlers.
+// Unit tests call the pure decisions directly, and drive the loop with
+// runUntilIdle over
 // zkstore's in-memory tree and controllertest's recording channel, so
 // their histories are deterministic.
 //
