@@ -209,3 +209,31 @@ func decideIsrRemoval(ctx *controllerContext, tp kafkazk.TopicPartition, cur par
 	recipients := slices.DeleteFunc(slices.Clone(a.Replicas), func(r int32) bool { return r == broker })
 	return decision{change: true, next: next, recipients: recipients}
 }
+
+// partitionInit is a new partition's first state znode, to be created.
+type partitionInit struct {
+	tp         kafkazk.TopicPartition
+	st         partitionLeadership
+	assignment replicaAssignment
+}
+
+// decideNewPartitions is New → Online for partitions without a state
+// znode: leader the first live replica, ISR the live replicas, leader
+// epoch 0, decided at controllerEpoch (PartitionEpoch 0 is the version
+// of the znode once created). A partition with no live replica stays New
+// (noLiveReplica); one the context does not know is left out.
+func decideNewPartitions(ctx *controllerContext, tps []kafkazk.TopicPartition, controllerEpoch int32) (inits []partitionInit, noLiveReplica []kafkazk.TopicPartition) {
+	for _, tp := range tps {
+		a, ok := ctx.assignment(tp)
+		if !ok {
+			continue
+		}
+		init, ok := initialLeaderAndIsr(a.Replicas, ctx.liveness(tp))
+		if !ok {
+			noLiveReplica = append(noLiveReplica, tp)
+			continue
+		}
+		inits = append(inits, partitionInit{tp: tp, st: partitionLeadership{leaderAndIsr: init, ControllerEpoch: controllerEpoch}, assignment: a})
+	}
+	return inits, noLiveReplica
+}

@@ -202,3 +202,23 @@ func TestDecideIsrRemoval(t *testing.T) {
 		t.Errorf("decision changed its input: %v", cur.ISR)
 	}
 }
+
+// A new partition's first state: the first live replica leads, the live
+// replicas are the ISR, epoch 0 at the controller's epoch; with no live
+// replica it stays New; an unknown partition is left out.
+func TestDecideNewPartitions(t *testing.T) {
+	p0, p1, p2 := kafkazk.TopicPartition{Topic: "t", Partition: 0}, kafkazk.TopicPartition{Topic: "t", Partition: 1}, kafkazk.TopicPartition{Topic: "t", Partition: 2}
+	ctx := decideContext([]int32{2, 3}, map[kafkazk.TopicPartition][]int32{p0: {1, 3, 2}, p1: {1, 4}})
+	inits, none := decideNewPartitions(ctx, []kafkazk.TopicPartition{p0, p1, p2}, 7)
+	if len(inits) != 1 || inits[0].tp != p0 || inits[0].st.Leader != 3 || !slices.Equal(inits[0].st.ISR, []int32{3, 2}) ||
+		inits[0].st.LeaderEpoch != 0 || inits[0].st.PartitionEpoch != 0 || inits[0].st.ControllerEpoch != 7 ||
+		!slices.Equal(inits[0].assignment.Replicas, []int32{1, 3, 2}) {
+		t.Errorf("inits %+v", inits)
+	}
+	if !slices.Equal(none, []kafkazk.TopicPartition{p1}) {
+		t.Errorf("no live replica: %v", none)
+	}
+	if len(ctx.leadership) != 0 || len(ctx.states) != 0 {
+		t.Errorf("decision changed the context")
+	}
+}

@@ -223,25 +223,19 @@ func (c *Controller) uncleanLeaderElectionEnabled(topic string) (bool, error) {
 	return c.cfg.UncleanLeaderElection, nil
 }
 
-// initializePartitions is New → Online for partitions without a state
-// znode: leader the first live replica, ISR the live replicas, epoch 0;
-// the state znode is created (fenced), LeaderAndIsr with IsNew goes to the
-// ISR. A partition without a live replica stays New. A state znode that
-// already exists (left by an earlier controller) is adopted instead.
+// initializePartitions executes decideNewPartitions: each first state
+// znode is created (fenced), LeaderAndIsr with IsNew goes to the ISR. A
+// state znode that already exists (left by an earlier controller) is
+// adopted instead, and the partition goes Offline for the offline
+// election.
 func (c *Controller) initializePartitions(b *requestBatch, tps []kafkazk.TopicPartition) error {
-	for _, tp := range tps {
-		a, ok := c.ctx.assignment(tp)
-		if !ok {
-			continue
-		}
-		init, ok := initialLeaderAndIsr(a.Replicas, c.ctx.liveness(tp))
-		if !ok {
-			c.ctx.states[tp] = partitionNew
-			c.log.Warn("new partition has no live replica, it stays offline", "topic", tp.Topic, "partition", tp.Partition)
-			continue
-		}
-		// PartitionEpoch stays 0: the version of the znode created below.
-		st := partitionLeadership{leaderAndIsr: init, ControllerEpoch: c.epoch}
+	inits, noLiveReplica := decideNewPartitions(c.ctx, tps, c.epoch)
+	for _, tp := range noLiveReplica {
+		c.ctx.states[tp] = partitionNew
+		c.log.Warn("new partition has no live replica, it stays offline", "topic", tp.Topic, "partition", tp.Partition)
+	}
+	for _, in := range inits {
+		tp, st, a := in.tp, in.st, in.assignment
 		if err := kafkazk.CreateRecursive(c.zk, kafkazk.TopicPartitionPath(tp.Topic, tp.Partition)); err != nil {
 			if isFatalZKError(err) {
 				return err

@@ -40,18 +40,20 @@
 // functions of the context and what was read for the event — broker
 // changes (decideBrokerChange, partitionsLosingLeader), ISR change
 // notifications (decideIsrChange), leader elections of every strategy
-// (decideElection) and ISR removal (decideIsrRemoval) — returning the
-// context updates, the state-znode writes and the request batch; the
-// event handlers are their executors, which read ZooKeeper, write
-// conditionally, retry on a version conflict, update the context and send.
-// An offline election that needs the topic's unclean setting says so
-// (decision.needUncleanConfig) and the executor reads it. Failover,
-// topic and partition creation, deletion, reassignment, config changes
-// and log-dir events still read and write from within their handlers.
-// Unit tests call the pure decisions directly, and drive the loop with
-// runUntilIdle over
-// zkstore's in-memory tree and controllertest's recording channel, so
-// their histories are deterministic.
+// (decideElection), ISR removal (decideIsrRemoval) and the first state of
+// new partitions (decideNewPartitions) — returning the context updates,
+// the state-znode writes and the request batch. The event handlers are
+// their executors: they read ZooKeeper, write conditionally, retry on a
+// version conflict, update the context and send. An offline election that
+// needs the topic's unclean setting says so (decision.needUncleanConfig)
+// and the executor reads it. The other handlers — failover, topic and
+// partition changes, deletion, reassignment, config changes, log-dir
+// events, controlled shutdown — still decide between their own reads and
+// writes, though every leadership change they make goes through the pure
+// decisions above. Unit tests call the pure decisions directly, and drive
+// the loop with runUntilIdle over zkstore's in-memory tree and
+// controllertest's recording channel, so their histories are
+// deterministic.
 //
 // Invariants:
 //   - Only the event goroutine touches a Controller's context and
