@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"slices"
-
 	"github.com/kbroker/kbroker/kafkazk"
 )
 
@@ -88,26 +86,12 @@ func (c *Controller) onBrokerFailure(dead []int32) error {
 // get every partition's metadata and a LeaderAndIsr for each replica they
 // host, and partitions that were waiting for them get leaders.
 func (c *Controller) onBrokerStartup(started []int32) error {
-	var existing []int32
-	for _, id := range c.ctx.liveBrokerIDs() {
-		if !slices.Contains(started, id) {
-			existing = append(existing, id)
-		}
-	}
-	um := newRequestBatch(c.ctx)
-	um.addUpdateMetadata(existing, nil)
-	um.addUpdateMetadata(started, c.ctx.allPartitions())
-	c.sendBatch(um)
-	b := newRequestBatch(c.ctx)
-	defer c.sendBatch(b)
+	d := decideBrokerStartup(c.ctx, started)
+	c.sendBatch(d.metadata)
 	for _, id := range started {
-		for tp, m := range c.ctx.offlineReplicas {
-			delete(m, id)
-			if len(m) == 0 {
-				delete(c.ctx.offlineReplicas, tp)
-			}
-		}
-		c.replicasOnline(b, id, c.ctx.partitionsOnBroker(id))
+		c.ctx.clearOfflineReplicas(id)
 	}
+	b := d.replicas
+	defer c.sendBatch(b)
 	return c.triggerOnlinePartitionStateChange(b)
 }

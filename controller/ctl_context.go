@@ -220,3 +220,14 @@ func sortPartitions(tps []kafkazk.TopicPartition) {
 		return tps[i].Partition < tps[j].Partition
 	})
 }
+
+// clearOfflineReplicas forgets the replicas marked offline (by log-dir
+// failures) on broker, which started again.
+func (c *controllerContext) clearOfflineReplicas(broker int32) {
+	for tp, m := range c.offlineReplicas {
+		delete(m, broker)
+		if len(m) == 0 {
+			delete(c.offlineReplicas, tp)
+		}
+	}
+}

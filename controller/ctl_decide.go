@@ -237,3 +237,33 @@ func decideNewPartitions(ctx *controllerContext, tps []kafkazk.TopicPartition, c
 	}
 	return inits, noLiveReplica
 }
+
+// brokerStartupDecision is what brokers that started get, before the
+// elections that were waiting for them.
+type brokerStartupDecision struct {
+	// metadata is sent first: the live brokers to the brokers already
+	// there, every partition's state to the new ones.
+	metadata *requestBatch
+	// replicas has a LeaderAndIsr for each replica the new brokers host;
+	// the elections add to it.
+	replicas *requestBatch
+}
+
+// decideBrokerStartup decides for brokers that started, already in the
+// context's live brokers. The executor also forgets the replicas marked
+// offline on them (clearOfflineReplicas).
+func decideBrokerStartup(ctx *controllerContext, started []int32) brokerStartupDecision {
+	var existing []int32
+	for _, id := range ctx.liveBrokerIDs() {
+		if !slices.Contains(started, id) {
+			existing = append(existing, id)
+		}
+	}
+	d := brokerStartupDecision{metadata: newRequestBatch(ctx), replicas: newRequestBatch(ctx)}
+	d.metadata.addUpdateMetadata(existing, nil)
+	d.metadata.addUpdateMetadata(started, ctx.allPartitions())
+	for _, id := range started {
+		addReplicasOnline(ctx, d.replicas, id, ctx.partitionsOnBroker(id))
+	}
+	return d
+}

@@ -222,3 +222,38 @@ func TestDecideNewPartitions(t *testing.T) {
 		t.Errorf("decision changed the context")
 	}
 }
+
+func sentOf(b *requestBatch) []controllertest.SentRequest {
+	var sent []controllertest.SentRequest
+	for _, o := range b.build(controllerIdentity{ID: 1, Epoch: 1}, "PLAINTEXT") {
+		sent = append(sent, controllertest.SentRequest{Broker: o.broker, Req: o.req})
+	}
+	return sent
+}
+
+// Broker 3 starts: brokers 1 and 2 hear of it, broker 3 gets every
+// partition's metadata, and a LeaderAndIsr for each replica it hosts that
+// has a state (not a new partition, not a topic being deleted).
+func TestDecideBrokerStartup(t *testing.T) {
+	p0, p1, p2, d0 := kafkazk.TopicPartition{Topic: "t", Partition: 0}, kafkazk.TopicPartition{Topic: "t", Partition: 1},
+		kafkazk.TopicPartition{Topic: "t", Partition: 2}, kafkazk.TopicPartition{Topic: "doomed", Partition: 0}
+	ctx := decideContext([]int32{1, 2, 3}, map[kafkazk.TopicPartition][]int32{p0: {1, 3}, p1: {1, 2}, p2: {3}, d0: {3, 1}})
+	ctx.leadership[p0] = leadership(1, 2, []int32{1}, 4)
+	ctx.leadership[p1] = leadership(2, 0, []int32{2, 1}, 0)
+	ctx.leadership[d0] = leadership(1, 0, []int32{1}, 0)
+	ctx.topicsToDelete["doomed"] = true
+
+	d := decideBrokerStartup(ctx, []int32{3})
+	parts, live := controllertest.UpdateMetadatas(sentOf(d.metadata))
+	if len(parts[1]) != 0 || len(parts[2]) != 0 || !slices.Equal(live[1], []int32{1, 2, 3}) || !slices.Equal(live[2], []int32{1, 2, 3}) {
+		t.Errorf("metadata to the others: %v %v", parts, live)
+	}
+	// Every partition with a state; the one being deleted says so.
+	if _, has := parts[3][p2]; len(parts[3]) != 3 || has || parts[3][p0].Leader != 1 || parts[3][d0].Leader != leaderDuringDelete {
+		t.Errorf("metadata to the new broker: %v", parts[3])
+	}
+	lai := controllertest.LeaderAndIsrs(sentOf(d.replicas))
+	if len(lai) != 1 || len(lai[3]) != 1 || lai[3][p0].Leader != 1 || lai[3][p0].LeaderEpoch != 2 || lai[3][p0].ZkVersion != 4 || lai[3][p0].IsNew {
+		t.Errorf("LeaderAndIsr: %v", lai)
+	}
+}

@@ -12,12 +12,18 @@ import (
 // broker in a LeaderAndIsr. Partitions without a state znode yet (New) get
 // theirs when they are initialized.
 func (c *Controller) replicasOnline(b *requestBatch, broker int32, tps []kafkazk.TopicPartition) {
+	addReplicasOnline(c.ctx, b, broker, tps)
+}
+
+// addReplicasOnline queues replicasOnline's LeaderAndIsrs; it reads only
+// the context.
+func addReplicasOnline(ctx *controllerContext, b *requestBatch, broker int32, tps []kafkazk.TopicPartition) {
 	for _, tp := range tps {
-		if c.ctx.topicsToDelete[tp.Topic] {
+		if ctx.topicsToDelete[tp.Topic] {
 			continue
 		}
-		st, ok := c.ctx.leadership[tp]
-		a, known := c.ctx.assignment(tp)
+		st, ok := ctx.leadership[tp]
+		a, known := ctx.assignment(tp)
 		if !ok || !known {
 			continue
 		}

@@ -38,7 +38,8 @@
 //
 // Decisions and their executors: the decisions in ctl_decide.go are pure
 // functions of the context and what was read for the event — broker
-// changes (decideBrokerChange, partitionsLosingLeader), ISR change
+// changes (decideBrokerChange, partitionsLosingLeader,
+// decideBrokerStartup), ISR change
 // notifications (decideIsrChange), leader elections of every strategy
 // (decideElection), ISR removal (decideIsrRemoval) and the first state of
 // new partitions (decideNewPartitions) — returning the context updates,
