@@ -72,6 +72,9 @@ type Controller struct {
 	done chan struct{}
 }
 
+// New makes the controller for the tenure st won; its first event is the
+// failover. synchronous (unit tests) sends each request inline, once, on
+// the event's goroutine instead of per-broker queues; m may be nil.
 func New(zk zkstore.Client, cfg Config, st kafkazk.ControllerStatus, ch BrokerChannel, synchronous bool, log *slog.Logger, m *Metrics) *Controller {
 	c := &Controller{
 		zk:             zk,

@@ -19,6 +19,7 @@ type Metrics struct {
 	globalTopic     atomic.Int64
 }
 
+// NewMetrics registers the controller gauges with reg (nil: none).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{}
 	if reg == nil {

@@ -34,6 +34,8 @@ func NewTopicID() [16]byte {
 	}
 }
 
+// RandIntn is a uniform random int in [0, n) from crypto/rand, the
+// default random source of replica assignment.
 func RandIntn(n int) int {
 	v, err := rand.Int(rand.Reader, big.NewInt(int64(n)))
 	if err != nil {
@@ -127,6 +129,10 @@ func validateAssignment(assignment map[int32][]int32) error {
 	return nil
 }
 
+// CreateTopic writes a new topic as AdminZkClient.createTopicWithAssignment
+// does: /config/topics/<t> first, then /brokers/topics/<t> with a fresh
+// topic id. Either partitions and rf (assigned with intn, rack-aware when
+// every broker has a rack) or an explicit assignment (then both are -1).
 func CreateTopic(zk zkstore.Client, name string, partitions int32, rf int16, assignment map[int32][]int32, configs map[string]string, validateOnly bool, intn func(int) int, topicID func() [16]byte) ([16]byte, error) {
 	var zero [16]byte
 	if err := ValidateTopicName(name); err != nil {
@@ -212,6 +218,8 @@ func SetEntityConfig(zk zkstore.Client, entityType, name string, configs map[str
 	return err
 }
 
+// MarkTopicForDeletion creates /admin/delete_topics/<t>; the controller
+// deletes the topic.
 func MarkTopicForDeletion(zk zkstore.Client, name string) error {
 	if ok, _, err := zk.Exists(TopicPath(name)); err != nil {
 		return err
@@ -225,6 +233,8 @@ func MarkTopicForDeletion(zk zkstore.Client, name string) error {
 	return err
 }
 
+// CreatePartitions adds partitions to a topic up to count, assigned with
+// intn or as given, by rewriting /brokers/topics/<t>.
 func CreatePartitions(zk zkstore.Client, name string, count int32, assignment [][]int32, validateOnly bool, intn func(int) int) error {
 	data, st, err := zk.Get(TopicPath(name))
 	if errors.Is(err, zkstore.ErrNoNode) {

@@ -18,6 +18,7 @@ type ControllerStatus struct {
 	EpochZkVersion int32
 }
 
+// NoController is the status while no controller is known.
 var NoController = ControllerStatus{ControllerID: -1}
 
 // ErrControllerMoved: a fenced write found /controller_epoch changed, so

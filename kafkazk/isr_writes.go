@@ -33,6 +33,11 @@ type LeaderAndIsr struct {
 // waits for the controller's next LeaderAndIsr (ZkAlterPartitionManager).
 var ErrIsrVersionConflict = errors.New("controller: partition state changed since the expected version")
 
+// UpdateIsr is a partition leader's conditional write of its ISR
+// (ZkAlterPartitionManager via KafkaZkClient.conditionalUpdatePath): the
+// state znode is set only if still at expected. On a version conflict, a
+// znode that already holds exactly s (our own retried write) counts as
+// success. Returns the new zkVersion (the partition epoch).
 func UpdateIsr(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected int32) (int32, error) {
 	if len(s.ISR) == 0 {
 		return 0, fmt.Errorf("controller: refusing to write an empty ISR for %s-%d", tp.Topic, tp.Partition)

@@ -60,24 +60,30 @@ var persistentZkPaths = []string{
 	configPath + "/" + configTypeIP,
 }
 
+// BrokerIDPath is a broker's registration.
 func BrokerIDPath(id int32) string { return BrokerIDsPath + "/" + strconv.Itoa(int(id)) }
 
+// TopicPath is a topic's assignment.
 func TopicPath(topic string) string { return BrokerTopicsPath + "/" + topic }
 
 func topicPartitionsPath(topic string) string { return TopicPath(topic) + "/partitions" }
 
+// TopicPartitionPath is a partition's znode, the parent of its state.
 func TopicPartitionPath(topic string, p int32) string {
 	return topicPartitionsPath(topic) + "/" + strconv.Itoa(int(p))
 }
 
+// PartitionStatePath is a partition's state znode.
 func PartitionStatePath(topic string, p int32) string {
 	return TopicPartitionPath(topic, p) + "/state"
 }
 
+// ConfigEntityPath is an entity's config overrides, e.g. a topic's.
 func ConfigEntityPath(entityType, name string) string {
 	return configPath + "/" + entityType + "/" + name
 }
 
+// DeleteTopicPath marks a topic for deletion.
 func DeleteTopicPath(topic string) string { return DeleteTopicsPath + "/" + topic }
 
 // ParseBrokerID reads a child name of /brokers/ids.

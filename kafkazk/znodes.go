@@ -58,6 +58,7 @@ func decodeControllerZNode(b []byte) (controllerZNode, error) {
 // /controller_epoch holds plain decimal text.
 func encodeControllerEpoch(epoch int32) []byte { return []byte(strconv.Itoa(int(epoch))) }
 
+// DecodeControllerEpoch reads /controller_epoch.
 func DecodeControllerEpoch(b []byte) (int32, error) {
 	v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 32)
 	if err != nil {
@@ -106,6 +107,7 @@ func (t TopicZNode) Encode() []byte {
 	return mustMarshal(o)
 }
 
+// DecodeTopicZNode reads /brokers/topics/<t>.
 func DecodeTopicZNode(b []byte) (TopicZNode, error) {
 	var t TopicZNode
 	f, err := parseFields("topic znode", b)
@@ -180,6 +182,7 @@ func (p PartitionStateZNode) Encode() []byte {
 	return mustMarshal(o)
 }
 
+// DecodePartitionStateZNode reads a partition's state znode.
 func DecodePartitionStateZNode(b []byte) (PartitionStateZNode, error) {
 	var p PartitionStateZNode
 	f, err := parseFields("partition state", b)
@@ -203,6 +206,7 @@ func DecodePartitionStateZNode(b []byte) (PartitionStateZNode, error) {
 	return p, nil
 }
 
+// TopicPartition names one partition.
 type TopicPartition struct {
 	Topic     string
 	Partition int32
@@ -234,6 +238,7 @@ func EncodePartitionList(ps []TopicPartition) []byte {
 	return mustMarshal(jsonObject{{"version", 1}, {"partitions", list}})
 }
 
+// DecodePartitionList reads an isr_change notification's partitions.
 func DecodePartitionList(b []byte) ([]TopicPartition, error) {
 	f, err := parseFields("partition list", b)
 	if err != nil {
@@ -307,6 +312,7 @@ func (l LogDirEventZNode) Encode() []byte {
 	return mustMarshal(jsonObject{{"version", 1}, {"broker", l.Broker}, {"event", l.Event}})
 }
 
+// DecodeLogDirEventZNode reads a log_dir_event notification.
 func DecodeLogDirEventZNode(b []byte) (LogDirEventZNode, error) {
 	var l LogDirEventZNode
 	f, err := parseFields("log dir event", b)

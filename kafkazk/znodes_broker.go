@@ -22,6 +22,7 @@ func (e Endpoint) connectionString() string {
 	return e.Listener + "://" + net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
 }
 
+// FeatureRange is a supported feature's version range.
 type FeatureRange struct{ Min, Max int16 }
 
 // BrokerZNode is /brokers/ids/<id>.
@@ -96,6 +97,7 @@ var defaultSecurityProtocols = map[string]string{
 	"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL",
 }
 
+// DecodeBrokerZNode reads /brokers/ids/<id>.
 func DecodeBrokerZNode(b []byte) (BrokerZNode, error) {
 	var r BrokerZNode
 	f, err := parseFields("broker registration", b)
@@ -167,6 +169,7 @@ func encodeConfigZNode(config map[string]string) []byte {
 	return mustMarshal(jsonObject{{"version", 1}, {"config", sortedStrings(config)}})
 }
 
+// DecodeConfigZNode reads an entity's config overrides.
 func DecodeConfigZNode(b []byte) (map[string]string, error) {
 	f, err := parseFields("config znode", b)
 	if err != nil {
@@ -184,6 +187,7 @@ func EncodeConfigChange(entityPath string) []byte {
 	return mustMarshal(jsonObject{{"version", 2}, {"entity_path", entityPath}})
 }
 
+// DecodeConfigChange reads a config change notification's entity path.
 func DecodeConfigChange(b []byte) (string, error) {
 	f, err := parseFields("config change", b)
 	if err != nil {
@@ -300,6 +304,7 @@ func (p ProducerIDBlockZNode) Encode() []byte {
 	})
 }
 
+// DecodeProducerIDBlockZNode reads /latest_producer_id_block.
 func DecodeProducerIDBlockZNode(b []byte) (ProducerIDBlockZNode, error) {
 	var p ProducerIDBlockZNode
 	f, err := parseFields("/latest_producer_id_block", b)

@@ -70,6 +70,7 @@ func (s *LocalStore) Close() error {
 	return s.z.journal.close()
 }
 
+// Connect opens a session on the store.
 func (s *LocalStore) Connect() Client { return s.z.Connect() }
 
 // journal records every committed change of a memTree as one line:

@@ -37,6 +37,8 @@ type Client interface {
 	Close()
 }
 
+// CreateMode is a znode's kind: persistent or ephemeral, optionally
+// sequential.
 type CreateMode int
 
 const (
@@ -66,6 +68,7 @@ type Stat struct {
 	NumChildren    int32
 }
 
+// EventType is what a watch saw.
 type EventType int
 
 const (
@@ -101,6 +104,7 @@ type Event struct {
 	Err  error
 }
 
+// SessionState is a client session's state.
 type SessionState int
 
 const (
@@ -124,6 +128,7 @@ func (s SessionState) String() string {
 	return fmt.Sprintf("sessionState(%d)", int(s))
 }
 
+// Session is a client's current session.
 type Session struct {
 	ID    int64
 	State SessionState
@@ -132,18 +137,21 @@ type Session struct {
 // Op is one operation of a Multi: *opCreate, *opSet, *opDelete, *opCheck.
 type Op interface{ opPath() string }
 
+// OpCreate creates Path in a Multi.
 type OpCreate struct {
 	Path string
 	Data []byte
 	Mode CreateMode
 }
 
+// OpSet sets Path's data in a Multi, if at Version (-1: any).
 type OpSet struct {
 	Path    string
 	Data    []byte
 	Version int32
 }
 
+// OpDelete deletes Path in a Multi, if at Version (-1: any).
 type OpDelete struct {
 	Path    string
 	Version int32

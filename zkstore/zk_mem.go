@@ -76,6 +76,7 @@ type nodeEvent struct {
 	path string
 }
 
+// NewMem is an empty ensemble holding only the root.
 func NewMem() *Mem {
 	z := &Mem{tree: memTree{nodes: map[string]*memNode{}}}
 	z.tree.nodes["/"] = &memNode{children: map[string]struct{}{}}
@@ -106,10 +107,11 @@ func (z *Mem) Expire(c *MemConn) {
 	c.signal()
 }
 
-// Disconnect and reconnect model a connection loss that the session
+// Disconnect and Reconnect model a connection loss that the session
 // survives: operations fail meanwhile, ephemeral nodes and watches stay.
 func (z *Mem) Disconnect(c *MemConn) { z.setState(c, sessionConnecting) }
 
+// Reconnect ends a Disconnect.
 func (z *Mem) Reconnect(c *MemConn) { z.setState(c, SessionConnected) }
 
 func (z *Mem) setState(c *MemConn, s SessionState) {

@@ -17,11 +17,13 @@ type RecordingChannel struct {
 	Respond func(broker int32, req kmsg.Request) kmsg.Response
 }
 
+// SentRequest is one request a RecordingChannel was asked to send.
 type SentRequest struct {
 	Broker int32
 	Req    kmsg.Request
 }
 
+// Send records the request and answers it.
 func (r *RecordingChannel) Send(_ context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
 	r.Mu.Lock()
 	r.Sent = append(r.Sent, SentRequest{broker, req})
@@ -44,6 +46,7 @@ func (r *RecordingChannel) Take() []SentRequest {
 	return out
 }
 
+// SuccessResponse is the answer of a broker that did what req asked.
 func SuccessResponse(req kmsg.Request) kmsg.Response {
 	resp := req.ResponseKind()
 	if sr, ok := req.(*kmsg.StopReplicaRequest); ok {
@@ -59,6 +62,7 @@ func SuccessResponse(req kmsg.Request) kmsg.Response {
 	return resp
 }
 
+// LaiView is a partition state as a LeaderAndIsr request carried it.
 type LaiView struct {
 	Leader, LeaderEpoch, ZkVersion, ControllerEpoch int32
 	ISR, Replicas                                   []int32
@@ -117,6 +121,8 @@ func UpdateMetadatas(sent []SentRequest) (parts map[int32]map[kafkazk.TopicParti
 	return parts, live
 }
 
+// StopReplicas collects, per broker, the partitions sent in StopReplica
+// requests and whether each was to be deleted.
 func StopReplicas(sent []SentRequest) map[int32]map[kafkazk.TopicPartition]bool {
 	out := map[int32]map[kafkazk.TopicPartition]bool{}
 	for _, s := range sent {

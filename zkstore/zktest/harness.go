@@ -124,6 +124,7 @@ func AwaitEvent(t *testing.T, ch <-chan zkstore.Event) zkstore.Event {
 	return zkstore.Event{}
 }
 
+// NoEvent fails the test if ch delivers within wait.
 func NoEvent(t *testing.T, ch <-chan zkstore.Event, wait time.Duration) {
 	t.Helper()
 	select {
@@ -135,6 +136,7 @@ func NoEvent(t *testing.T, ch <-chan zkstore.Event, wait time.Duration) {
 	}
 }
 
+// MustCreate creates path or fails the test.
 func MustCreate(t *testing.T, c zkstore.Client, path string, data string, mode zkstore.CreateMode) string {
 	t.Helper()
 	p, err := c.Create(path, []byte(data), mode)
