@@ -8,7 +8,7 @@
 // API: New and NewLeader build a Partition; BecomeLeader, BecomeFollower
 // and Stop apply the controller's LeaderAndIsr and StopReplica. As leader:
 // CheckProduce and AppendAsLeader append a produce request's validated
-// batches, ProduceWait tells an acks=-1 produce whether the HW passed it,
+// batches, ProduceWaitState is what an acks=-1 produce's verdict reads,
 // Read serves consumers below the HW, ReadForFollower serves a follower's
 // fetch (with KIP-320's last-fetched-epoch check) and records its progress,
 // which moves the HW and may expand the ISR; MaybeShrinkIsr is the ISR
@@ -17,9 +17,11 @@
 // KIP-320's current_leader_epoch rule; DeleteRecordsBefore moves the log
 // start offset (never past the HW). As follower (the fetcher's view):
 // AppendAsFollower, SetLeaderHighWatermark, TruncateTo and
-// TruncateFullyAndStartAt. Changed returns a channel closed on the next
-// change and Watch pokes a channel at every change, for waits on one or on
-// many partitions; Attached holds per-partition state of the layers above
+// TruncateFullyAndStartAt. After an append, a high-watermark move, a
+// leadership or an ISR change a Partition has Options.Delayed (the
+// broker's purgatory) check the acks=-1 produces and long-polling fetches
+// waiting on it, whose verdicts (DelayedProduce, DelayedFetch) are pure
+// functions here. Attached holds per-partition state of the layers above
 // (the data path's producer table), so that it lives and dies with the
 // partition.
 //
@@ -32,4 +34,6 @@
 // mu held only for appends, which keeps HW updates ordered with appends.
 // The ISR znode write happens outside mu. The server's per-partition append
 // lock (in the attached state) is taken before mu.
+// Delayed operations are checked only after mu is released (their checks
+// take mu), never under it.
 package replica

@@ -13,8 +13,9 @@ import (
 // Partition is one hosted partition: its log and, while this broker leads
 // it, a LeaderState, while it follows, a FollowerState. The state machines
 // decide (HW, ISR, epochs); Partition does the IO around them — the log,
-// the ISR znode write through an IsrWriter — and wakes waiting fetches and
-// produces when the HW or the leadership changes.
+// the ISR znode write through an IsrWriter — and, after each append, HW
+// move, leadership or ISR change, has the delayed produces and fetches
+// watching it checked (Options.Delayed).
 //
 // Standalone, this broker is the only replica: NewLeader makes it leader
 // with ISR {self}, so every append is committed at once and the HW follows
@@ -39,13 +40,17 @@ type Partition struct {
 	leader        bool
 	leaderState   *LeaderState
 	followerState *FollowerState
-	// changed is made by Changed only when someone waits, and dropped when
-	// closed: an append with no waiter allocates no channel.
-	changed chan struct{}
-	// watchers are poked (never blocked on) at every change: a fetch
-	// waiting on several partitions registers one channel with each rather
-	// than selecting on every Changed channel through a goroutine apiece.
-	watchers map[chan<- struct{}]struct{}
+	// changed records, under mu, that something a delayed operation waits
+	// for happened; unlock then has them checked, once mu is released,
+	// since their checks take mu.
+	changed bool
+}
+
+// DelayedOperations completes the delayed produces and fetches waiting on
+// a partition (the broker's purgatory); Partition calls it, without holding
+// its lock, after every change that may complete one.
+type DelayedOperations interface {
+	CheckAndComplete(p *Partition) int
 }
 
 // Options are what a partition's replication rules read.
@@ -62,6 +67,9 @@ type Options struct {
 	// failed to make (metrics: IsrShrinksPerSec, IsrExpandsPerSec,
 	// FailedIsrUpdatesPerSec).
 	IsrChanged func(kind IsrChangeKind, failed bool)
+	// Delayed hears of changes that may complete waiting produces and
+	// fetches; nil when nothing ever waits on the partition (tests).
+	Delayed DelayedOperations
 }
 
 // Status is a snapshot for metrics and debugging.
@@ -127,7 +135,12 @@ func New(topic string, index int32, topicID [16]byte, log logstore.Log, hw int64
 // knows itself by is 0 (Options.LocalID): with no other replica, no rule
 // ever compares it with another broker's.
 func NewLeader(topic string, index int32, topicID [16]byte, log logstore.Log, leaderEpoch int32) *Partition {
-	p := New(topic, index, topicID, log, log.LogEndOffset(), Options{})
+	return NewLeaderWith(topic, index, topicID, log, leaderEpoch, nil)
+}
+
+// NewLeaderWith is NewLeader whose changes complete delayed operations.
+func NewLeaderWith(topic string, index int32, topicID [16]byte, log logstore.Log, leaderEpoch int32, delayed DelayedOperations) *Partition {
+	p := New(topic, index, topicID, log, log.LogEndOffset(), Options{Delayed: delayed})
 	self := []int32{p.opts.LocalID}
 	p.BecomeLeader(LeaderAndIsr{Leader: p.opts.LocalID, LeaderEpoch: leaderEpoch, Isr: self, Replicas: self})
 	return p
@@ -137,7 +150,7 @@ func NewLeader(topic string, index int32, topicID [16]byte, log logstore.Log, le
 // false for a stale state (leader epoch not newer), which changes nothing.
 func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if p.leader && s.LeaderEpoch <= p.leaderState.LeaderEpoch() || !p.leader && s.LeaderEpoch <= p.followerState.LeaderEpoch() {
 		return false
 	}
@@ -167,7 +180,7 @@ func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
 // returns false for a stale leader epoch.
 func (p *Partition) BecomeFollower(leader, leaderEpoch int32) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if p.leader {
 		if leaderEpoch <= p.leaderState.LeaderEpoch() {
 			return false
@@ -187,7 +200,7 @@ func (p *Partition) BecomeFollower(leader, leaderEpoch int32) bool {
 // partition no longer led here (StopReplica).
 func (p *Partition) Stop() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if p.leader {
 		p.leaderState.Resign()
 		p.leader = false
@@ -196,7 +209,8 @@ func (p *Partition) Stop() {
 }
 
 // highWatermarkMovedLocked tells the log, whose retention must not delete
-// what consumers cannot read yet, and wakes waiters. The caller holds mu.
+// what consumers cannot read yet, and marks the change for waiters. The
+// caller holds mu.
 func (p *Partition) highWatermarkMovedLocked() {
 	if s, ok := p.log.(logstore.HighWatermarkSetter); ok {
 		s.SetHighWatermark(p.highWatermarkLocked())
@@ -204,38 +218,22 @@ func (p *Partition) highWatermarkMovedLocked() {
 	p.wakeLocked()
 }
 
-// wakeLocked wakes waiting fetches and produces, which re-check the HW and
-// the leadership. The caller holds mu.
-func (p *Partition) wakeLocked() {
-	if p.changed != nil {
-		close(p.changed)
-		p.changed = nil
-	}
-	for ch := range p.watchers {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
+// wakeLocked marks a change that waiting fetches and produces must
+// re-check (the HW, the log end, the leadership); unlock has them checked.
+// The caller holds mu.
+func (p *Partition) wakeLocked() { p.changed = true }
 
-// Watch has ch receive a value (if it has room) at every later change, the
-// same moments Changed's channels close, until Unwatch. A buffer of one is
-// enough: a waiter re-reads everything it watches when woken.
-func (p *Partition) Watch(ch chan<- struct{}) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.watchers == nil {
-		p.watchers = make(map[chan<- struct{}]struct{})
+// unlock releases mu and then, if a change was marked under it, has the
+// delayed operations watching this partition checked: their checks take
+// mu (and other partitions' locks), so they must run after it is released,
+// as Kafka's tryCompleteDelayedRequests runs outside leaderIsrUpdateLock.
+func (p *Partition) unlock() {
+	changed := p.changed
+	p.changed = false
+	p.mu.Unlock()
+	if changed && p.opts.Delayed != nil {
+		p.opts.Delayed.CheckAndComplete(p)
 	}
-	p.watchers[ch] = struct{}{}
-}
-
-// Unwatch undoes Watch.
-func (p *Partition) Unwatch(ch chan<- struct{}) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.watchers, ch)
 }
 
 // Attached returns the partition's attached state, creating it with init
@@ -310,7 +308,7 @@ func (p *Partition) CheckProduce(acks int16) error {
 // logAppendTime >= 0 applies LogAppendTime.
 func (p *Partition) AppendAsLeader(batches []logstore.Batch, logAppendTime int64) (logstore.AppendInfo, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if !p.leader {
 		return logstore.AppendInfo{}, kerr.NotLeaderForPartition
 	}
@@ -329,33 +327,38 @@ func (p *Partition) AppendAsLeader(batches []logstore.Batch, logAppendTime int64
 	return info, nil
 }
 
-// ProduceWait reports whether an acks=-1 produce whose last offset is
-// requiredOffset-1 is done, and with which error: NONE once the HW passed
-// it, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR then is below
-// min.insync.replicas, NOT_LEADER_OR_FOLLOWER if leadership moved.
-func (p *Partition) ProduceWait(requiredOffset int64) (done bool, err error) {
+// ProduceWaitState is what a delayed acks=-1 produce's verdict
+// (CheckDelayedProduce) reads, taken under the partition's lock.
+func (p *Partition) ProduceWaitState() ProduceWaitState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := ProduceWaitState{}
-	if p.leader {
-		st.Leader = p.leaderState
+	if !p.leader {
+		return ProduceWaitState{}
 	}
-	// The caller owns the request's timeout; the verdict here is only
-	// about replication, so the deadline is never reached.
-	now := p.opts.Now()
-	out := CheckDelayedProduce(st, requiredOffset, now, now.Add(time.Hour))
-	return out.Done, out.Err
+	return p.leaderState.ProduceWaitState()
 }
 
-// Changed returns a channel closed at the next high-watermark or
-// leadership change.
-func (p *Partition) Changed() <-chan struct{} {
+// FetchWaitOffsets is what a delayed fetch's verdict reads of the
+// partition: whether this broker still leads it at the leader epoch the
+// fetch named (-1: any), its HW and its log end offset.
+func (p *Partition) FetchWaitOffsets(currentLeaderEpoch int32) (leading bool, highWatermark, logEndOffset int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.changed == nil {
-		p.changed = make(chan struct{})
+	if !p.leader || currentLeaderEpoch != -1 && currentLeaderEpoch != p.leaderState.LeaderEpoch() {
+		return false, 0, 0
 	}
-	return p.changed
+	return true, p.leaderState.HighWatermark(), p.log.LogEndOffset()
+}
+
+// Follower is what this leader knows of follower id (its LEO, fetch and
+// caught-up times); false when not leader or id is no replica.
+func (p *Partition) Follower(id int32) (FollowerProgress, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.leader {
+		return FollowerProgress{}, false
+	}
+	return p.leaderState.Follower(id)
 }
 
 // ReadInfo is what a consumer fetch needs besides the data.
@@ -415,7 +418,7 @@ func (p *Partition) String() string { return fmt.Sprintf("%s-%d", p.Topic, p.Ind
 // partition; the HW may move at once when the bound fell.
 func (p *Partition) SetMinInsyncReplicas(n int) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	p.opts.MinInsyncReplicas = n
 	p.leaderState.SetMinInsyncReplicas(n)
 	if p.leader && p.leaderState.MaybeIncrementHighWatermark(p.opts.Now()) {

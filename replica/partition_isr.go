@@ -12,14 +12,14 @@ package replica
 func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset, followerLogStartOffset, leaderLogEndOffset int64) error {
 	p.mu.Lock()
 	if !p.leader {
-		p.mu.Unlock()
+		p.unlock()
 		return ErrNotLeader
 	}
 	res, err := p.leaderState.UpdateFollowerFetch(replicaID, fetchOffset, followerLogStartOffset, p.opts.Now(), leaderLogEndOffset)
 	if res.HighWatermarkMoved {
 		p.highWatermarkMovedLocked()
 	}
-	p.mu.Unlock()
+	p.unlock()
 	if res.IsrExpansion != nil {
 		p.writeIsr(*res.IsrExpansion)
 	}
@@ -51,7 +51,7 @@ func (p *Partition) writeIsr(c IsrChange) {
 		version, err = w.WriteIsr(p.Topic, p.Index, p.opts.LocalID, c)
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if err != nil {
 		// A version conflict means the controller changed the partition;
 		// 3.9 keeps the old ISR and waits for its LeaderAndIsr.

@@ -20,10 +20,14 @@ type DivergingEpoch struct {
 
 // ReadForFollower serves a follower's fetch on the leader: records up to
 // the log end offset (followers read past the HW), after checking the
-// follower's last fetched epoch. A fetch that is served updates what the
-// leader knows of the follower — its LEO, lastCaughtUpTime — which may
-// move the HW and start an ISR expansion. A diverging one does not.
-func (p *Partition) ReadForFollower(replicaID int32, fetchOffset, followerLogStartOffset int64, lastFetchedEpoch int32, maxBytes int, minOneBatch bool) (logstore.ReadResult, ReadInfo, *DivergingEpoch, error) {
+// follower's last fetched epoch. With updateFetchState, the read updates
+// what the leader knows of the follower — its LEO, fetch time,
+// lastCaughtUpTime — which may move the HW and start an ISR expansion; a
+// diverging answer does not. Only the read made when the fetch arrives
+// passes it: the re-read of a fetch that waited in the purgatory does not
+// (Kafka's readFromLog with readFromPurgatory), so that one fetch counts
+// once however long it waited.
+func (p *Partition) ReadForFollower(replicaID int32, fetchOffset, followerLogStartOffset int64, lastFetchedEpoch int32, maxBytes int, minOneBatch, updateFetchState bool) (logstore.ReadResult, ReadInfo, *DivergingEpoch, error) {
 	if !p.IsLeader() {
 		return nil, ReadInfo{}, nil, kerr.NotLeaderForPartition
 	}
@@ -42,6 +46,12 @@ func (p *Partition) ReadForFollower(replicaID int32, fetchOffset, followerLogSta
 	rr, err := p.log.Read(fetchOffset, leo, maxBytes, minOneBatch)
 	if err != nil {
 		return nil, p.readInfo(), nil, err
+	}
+	if !updateFetchState {
+		if !p.IsLeader() {
+			return nil, p.readInfo(), nil, kerr.NotLeaderForPartition
+		}
+		return rr, p.readInfo(), nil, nil
 	}
 	if err := p.UpdateFollowerFetch(replicaID, fetchOffset, followerLogStartOffset, leo); err != nil {
 		// Not leader any more, or a broker that is not a replica.
@@ -89,7 +99,7 @@ func (p *Partition) AppendAsFollower(batches []logstore.Batch) (logstore.AppendI
 // records it does not hold.
 func (p *Partition) SetLeaderHighWatermark(hw int64) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if p.leader {
 		return
 	}

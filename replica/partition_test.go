@@ -3,11 +3,14 @@ package replica
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/logstore/logtest"
+	"github.com/kbroker/kbroker/purgatory"
+	"github.com/kbroker/kbroker/purgatory/purgatorytest"
 )
 
 func appendOne(t *testing.T, p *Partition, n int) {
@@ -22,14 +25,23 @@ func appendOne(t *testing.T, p *Partition, n int) {
 	}
 }
 
+// checkRecorder is a DelayedOperations that records the checks it was
+// asked for and what each check saw, reading the partition as a delayed
+// operation does (which would deadlock were it called under the lock).
+type checkRecorder struct{ seenHW []int64 }
+
+func (r *checkRecorder) CheckAndComplete(p *Partition) int {
+	r.seenHW = append(r.seenHW, p.HighWatermark())
+	return 0
+}
+
 func TestAppendAdvancesHighWatermarkAndWakes(t *testing.T) {
-	p := NewLeader("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 3)
-	changed := p.Changed()
+	rec := &checkRecorder{}
+	p := NewLeaderWith("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 3, rec)
+	rec.seenHW = nil // BecomeLeader's own check
 	appendOne(t, p, 4)
-	select {
-	case <-changed:
-	default:
-		t.Fatal("an append that moves the high watermark must close Changed")
+	if len(rec.seenHW) != 1 || rec.seenHW[0] != 4 {
+		t.Fatalf("an append that moves the high watermark must have waiters checked once, after the move: saw %v", rec.seenHW)
 	}
 	if hw := p.HighWatermark(); hw != 4 {
 		t.Fatalf("HW %d, want 4", hw)
@@ -86,33 +98,38 @@ func TestAttachedIsCreatedOnce(t *testing.T) {
 	}
 }
 
-// One watch channel hears every partition it is registered with, without
-// blocking the appender when nobody drains it, and nothing after Unwatch.
+// triedOp is a delayed operation that never completes by itself; it
+// counts how often it was checked.
+type triedOp struct{ tries int }
+
+func (o *triedOp) TryComplete(time.Time) bool { o.tries++; return false }
+
+// One delayed operation hears every partition it watches, without
+// blocking the appender, and nothing once it completed; another
+// operation's watch is unaffected.
 func TestWatchPokesWithoutBlocking(t *testing.T) {
-	a := NewLeader("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0)
-	b := NewLeader("t", 1, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0)
-	wake := make(chan struct{}, 1)
-	a.Watch(wake)
-	b.Watch(wake)
+	clock := purgatorytest.NewClock(time.Unix(0, 0))
+	purg := purgatory.New[*Partition](clock)
+	a := NewLeaderWith("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0, purg)
+	b := NewLeaderWith("t", 1, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0, purg)
+	both, onlyB := &triedOp{}, &triedOp{}
+	d := purg.TryCompleteElseWatch(both, []*Partition{a, b}, time.Minute)
+	purg.TryCompleteElseWatch(onlyB, []*Partition{b}, time.Minute)
+	base := both.tries
 	appendOne(t, b, 1)
-	appendOne(t, a, 1) // the buffer is full: must not block
-	select {
-	case <-wake:
-	default:
-		t.Fatal("an append to a watched partition must poke the channel")
-	}
-	a.Unwatch(wake)
 	appendOne(t, a, 1)
-	select {
-	case <-wake:
-		t.Fatal("poked after Unwatch")
-	default:
+	if both.tries != base+2 {
+		t.Fatalf("an append to each watched partition must check the operation: %d checks, want 2", both.tries-base)
 	}
+	d.ForceComplete()
+	appendOne(t, a, 1)
+	if both.tries != base+2 {
+		t.Fatal("checked after it completed")
+	}
+	before := onlyB.tries
 	appendOne(t, b, 1)
-	select {
-	case <-wake:
-	default:
-		t.Fatal("the other partition's watch must still poke")
+	if onlyB.tries != before+1 || both.tries != base+2 {
+		t.Fatalf("the other operation's watch must still be checked: %d, completed one %d", onlyB.tries-before, both.tries-base-2)
 	}
 }
 
@@ -124,13 +141,13 @@ func TestReadForFollowerChecksLastFetchedEpoch(t *testing.T) {
 		t.Fatal("BecomeLeader not applied")
 	}
 	appendOne(t, p, 4)
-	if _, _, d, err := p.ReadForFollower(1, 4, 0, 5, 1<<20, true); !errors.Is(err, kerr.OffsetOutOfRange) || d != nil {
+	if _, _, d, err := p.ReadForFollower(1, 4, 0, 5, 1<<20, true, true); !errors.Is(err, kerr.OffsetOutOfRange) || d != nil {
 		t.Fatalf("epoch the leader never had: %v %+v", err, d)
 	}
-	if _, _, d, err := p.ReadForFollower(1, 1, 0, 2, 1<<20, true); err != nil || d == nil || *d != (DivergingEpoch{Epoch: 2, EndOffset: 0}) {
+	if _, _, d, err := p.ReadForFollower(1, 1, 0, 2, 1<<20, true, true); err != nil || d == nil || *d != (DivergingEpoch{Epoch: 2, EndOffset: 0}) {
 		t.Fatalf("epoch older than the leader's first: %v %+v", err, d)
 	}
-	if _, info, d, err := p.ReadForFollower(1, 2, 0, 3, 1<<20, true); err != nil || d != nil || info.LogEndOffset != 4 {
+	if _, info, d, err := p.ReadForFollower(1, 2, 0, 3, 1<<20, true, true); err != nil || d != nil || info.LogEndOffset != 4 {
 		t.Fatalf("same epoch, offset inside it: %v %+v %+v", err, d, info)
 	}
 }

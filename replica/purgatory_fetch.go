@@ -65,11 +65,12 @@ type DelayedFetch struct {
 	Partitions []FetchWaitPartition
 }
 
-// TryComplete is DelayedFetch.tryComplete plus the expiry check.
-func (d *DelayedFetch) TryComplete(state func(TopicPartition) FetchWaitState, now time.Time) FetchWaitReason {
+// TryComplete is DelayedFetch.tryComplete plus the expiry check; state(i)
+// is the current state of d.Partitions[i].
+func (d *DelayedFetch) TryComplete(state func(i int) FetchWaitState, now time.Time) FetchWaitReason {
 	var accumulated int64
-	for _, p := range d.Partitions {
-		st := state(p.TopicPartition)
+	for i, p := range d.Partitions {
+		st := state(i)
 		if st.Gone {
 			return FetchPartitionGone
 		}

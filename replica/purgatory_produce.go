@@ -24,14 +24,30 @@ func (s *LeaderState) CheckProduceBeforeAppend(acks int16) error {
 }
 
 // ProduceWaitState is what a delayed acks=-1 produce needs to know about its
-// partition at a check: the leader state when this broker still leads it.
+// partition at a check, copied from the partition under its lock
+// (LeaderState.ProduceWaitState), so that the verdict reads no shared state.
 type ProduceWaitState struct {
-	// Leader is nil when the partition is no longer led here (or hosted).
-	Leader *LeaderState
+	// Leader: this broker still leads the partition.
+	Leader bool
+	// HighWatermark, MaximalIsr (its size) and EffectiveMinIsr are the
+	// leader's, meaningful only while Leader.
+	HighWatermark   int64
+	MaximalIsr      int
+	EffectiveMinIsr int
 	// NotHosted: the partition is gone (deleted, or on an offline dir);
 	// Err is then the error to answer.
 	NotHosted bool
 	Err       error
+}
+
+// ProduceWaitState snapshots what CheckDelayedProduce reads.
+func (s *LeaderState) ProduceWaitState() ProduceWaitState {
+	return ProduceWaitState{
+		Leader:          s.isLeader,
+		HighWatermark:   s.highWatermark,
+		MaximalIsr:      len(s.maximalIsr()),
+		EffectiveMinIsr: s.EffectiveMinIsr(),
+	}
 }
 
 // ProduceWaitOutcome is a delayed produce partition's verdict.
@@ -53,10 +69,10 @@ func CheckDelayedProduce(st ProduceWaitState, requiredOffset int64, now, deadlin
 	switch {
 	case st.NotHosted:
 		return ProduceWaitOutcome{Done: true, Err: st.Err}
-	case st.Leader == nil || !st.Leader.isLeader:
+	case !st.Leader:
 		return ProduceWaitOutcome{Done: true, Err: kerr.NotLeaderForPartition}
-	case st.Leader.highWatermark >= requiredOffset:
-		if len(st.Leader.maximalIsr()) >= st.Leader.EffectiveMinIsr() {
+	case st.HighWatermark >= requiredOffset:
+		if st.MaximalIsr >= st.EffectiveMinIsr {
 			return ProduceWaitOutcome{Done: true}
 		}
 		return ProduceWaitOutcome{Done: true, Err: kerr.NotEnoughReplicasAfterAppend}
@@ -82,18 +98,18 @@ type DelayedProducePartition struct {
 	Outcome        ProduceWaitOutcome
 }
 
-// TryComplete checks every partition not yet done, with state giving each
-// partition's current state, and reports whether the whole request is
-// done. At or after the deadline it is always done: every partition still
-// waiting gets REQUEST_TIMED_OUT.
-func (d *DelayedProduce) TryComplete(state func(TopicPartition) ProduceWaitState, now time.Time) bool {
+// TryComplete checks every partition not yet done, with state(i) giving
+// d.Partitions[i]'s current state, and reports whether the whole request
+// is done. At or after the deadline it is always done: every partition
+// still waiting gets REQUEST_TIMED_OUT.
+func (d *DelayedProduce) TryComplete(state func(i int) ProduceWaitState, now time.Time) bool {
 	done := true
 	for i := range d.Partitions {
 		p := &d.Partitions[i]
 		if p.Outcome.Done {
 			continue
 		}
-		p.Outcome = CheckDelayedProduce(state(p.TopicPartition), p.RequiredOffset, now, d.Deadline)
+		p.Outcome = CheckDelayedProduce(state(i), p.RequiredOffset, now, d.Deadline)
 		done = done && p.Outcome.Done
 	}
 	return done

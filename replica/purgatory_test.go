@@ -18,7 +18,7 @@ func TestDelayedProduceCompletion(t *testing.T) {
 		s := newLeader(t, 2, 0)
 		appendTo(t, s, 5, 1) // the produce's records are [0, 5)
 		d := &DelayedProduce{Deadline: ms(30_000), Partitions: []DelayedProducePartition{{TopicPartition: tp, RequiredOffset: 5}}}
-		state := func(TopicPartition) ProduceWaitState { return ProduceWaitState{Leader: s} }
+		state := func(int) ProduceWaitState { return s.ProduceWaitState() }
 		if d.TryComplete(state, ms(2)) {
 			t.Fatal("completed before replication")
 		}
@@ -38,7 +38,7 @@ func TestDelayedProduceCompletion(t *testing.T) {
 		// 3 is stuck: the ISR shrinks to {1, 2}, still at min 2 → NONE.
 		c := s.MaybeShrinkIsr(ms(lag.Milliseconds() + 1))
 		s.CompleteIsrChange(*c, 8, ms(lag.Milliseconds()+1))
-		if o := CheckDelayedProduce(ProduceWaitState{Leader: s}, 5, ms(lag.Milliseconds()+2), ms(60_000)); !o.Done || o.Err != nil {
+		if o := CheckDelayedProduce(s.ProduceWaitState(), 5, ms(lag.Milliseconds()+2), ms(60_000)); !o.Done || o.Err != nil {
 			t.Fatalf("outcome %+v, want NONE", o)
 		}
 		// A second produce: HW reaches it via ISR {1,2}, then 2 drops too.
@@ -47,7 +47,7 @@ func TestDelayedProduceCompletion(t *testing.T) {
 		appendTo(t, s, 9, lag.Milliseconds()+5) // 2 never fetches again
 		c = s.MaybeShrinkIsr(ms(3*lag.Milliseconds() + 10))
 		s.CompleteIsrChange(*c, 9, ms(3*lag.Milliseconds()+10))
-		o := CheckDelayedProduce(ProduceWaitState{Leader: s}, 8, ms(3*lag.Milliseconds()+11), ms(4*lag.Milliseconds()))
+		o := CheckDelayedProduce(s.ProduceWaitState(), 8, ms(3*lag.Milliseconds()+11), ms(4*lag.Milliseconds()))
 		if !o.Done || !errors.Is(o.Err, kerr.NotEnoughReplicasAfterAppend) {
 			t.Fatalf("outcome %+v, want NOT_ENOUGH_REPLICAS_AFTER_APPEND", o)
 		}
@@ -55,7 +55,7 @@ func TestDelayedProduceCompletion(t *testing.T) {
 	t.Run("timesOutAtDeadline", func(t *testing.T) {
 		s := newLeader(t, 1, 0)
 		appendTo(t, s, 5, 1)
-		state := func(TopicPartition) ProduceWaitState { return ProduceWaitState{Leader: s} }
+		state := func(int) ProduceWaitState { return s.ProduceWaitState() }
 		d := &DelayedProduce{Deadline: ms(1000), Partitions: []DelayedProducePartition{{TopicPartition: tp, RequiredOffset: 5}}}
 		if d.TryComplete(state, ms(999)) {
 			t.Fatal("completed before the deadline")
@@ -68,7 +68,7 @@ func TestDelayedProduceCompletion(t *testing.T) {
 		s := newLeader(t, 1, 0)
 		appendTo(t, s, 5, 1)
 		s.Resign()
-		o := CheckDelayedProduce(ProduceWaitState{Leader: s}, 5, ms(2), ms(1000))
+		o := CheckDelayedProduce(s.ProduceWaitState(), 5, ms(2), ms(1000))
 		if !o.Done || !errors.Is(o.Err, kerr.NotLeaderForPartition) {
 			t.Fatalf("outcome %+v", o)
 		}
@@ -83,11 +83,11 @@ func TestDelayedProduceCompletion(t *testing.T) {
 		appendTo(t, b, 4, 1)
 		tpB := TopicPartition{"t", 1}
 		d := &DelayedProduce{Deadline: ms(5000), Partitions: []DelayedProducePartition{{TopicPartition: tp, RequiredOffset: 3}, {TopicPartition: tpB, RequiredOffset: 4}}}
-		state := func(p TopicPartition) ProduceWaitState {
-			if p == tp {
-				return ProduceWaitState{Leader: a}
+		state := func(i int) ProduceWaitState {
+			if d.Partitions[i].TopicPartition == tp {
+				return a.ProduceWaitState()
 			}
-			return ProduceWaitState{Leader: b}
+			return b.ProduceWaitState()
 		}
 		fetch(t, a, 2, 3, 2)
 		fetch(t, a, 3, 3, 2)
@@ -144,7 +144,7 @@ func TestDelayedFetchCompletion(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &DelayedFetch{MinBytes: 100, Deadline: ms(500), Partitions: []FetchWaitPartition{tc.req}}
-			got := d.TryComplete(func(TopicPartition) FetchWaitState { return tc.st }, ms(tc.now))
+			got := d.TryComplete(func(int) FetchWaitState { return tc.st }, ms(tc.now))
 			if got != tc.want {
 				t.Fatalf("TryComplete = %d, want %d", got, tc.want)
 			}
@@ -164,7 +164,7 @@ func TestDelayedFetchWakesOnHighWatermark(t *testing.T) {
 	d := &DelayedFetch{MinBytes: 1, Deadline: ms(500), Partitions: []FetchWaitPartition{{tp, 10, 1 << 20, -1}}}
 	// Bytes on the segment between the fetch offset and the end offset:
 	// 100 bytes per offset in this test.
-	state := func(TopicPartition) FetchWaitState {
+	state := func(int) FetchWaitState {
 		return FetchWaitState{EndOffset: s.HighWatermark(), BytesAvailable: 100 * (s.HighWatermark() - 10)}
 	}
 	appendTo(t, s, 12, 2)

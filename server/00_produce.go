@@ -10,8 +10,9 @@ package server
 // Two phases: Handle validates and appends, partition by partition, in
 // request order; an acks=-1 request whose partitions' high watermarks have
 // not yet reached the appended offsets (never the case standalone, where
-// HW = LEO) waits in Response.Wait until they do, for at most TimeoutMillis
-// (then REQUEST_TIMED_OUT). acks=0 sends nothing back, and closes the
+// HW = LEO) waits in the broker's purgatory (delayed_ops.go), answered
+// through Response.Wait, until they do, for at most TimeoutMillis (then
+// REQUEST_TIMED_OUT). acks=0 sends nothing back, and closes the
 // connection on an error so that the producer refreshes its metadata.
 //
 // Differences from Kafka: no recompression to the topic's compression.type
@@ -108,7 +109,7 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 	if failed && req.Conn != nil {
 		b.addProduceLeaderHints(resp, req.Conn.Listener)
 	}
-	return produceWait(resp, pending, time.Duration(r.TimeoutMillis)*time.Millisecond)
+	return produceWait(b.delayed, resp, pending, time.Duration(r.TimeoutMillis)*time.Millisecond)
 }
 
 // produceToPartition validates and appends one partition's records and
@@ -158,42 +159,39 @@ func (d *dataPath) produceToPartition(p *replica.Partition, records []byte, vers
 }
 
 // produceWait answers at once when nothing waits for replication, else
-// returns the second phase: wait until every pending partition's high
+// puts the request in the purgatory until every pending partition's high
 // watermark passed its appended offsets, or the request's timeout.
-func produceWait(resp *kmsg.ProduceResponse, pending []producePending, timeout time.Duration) protocol.Response {
+func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []producePending, timeout time.Duration) protocol.Response {
 	if len(pending) == 0 {
 		return protocol.Response{Msg: resp}
 	}
-	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
-		answered := make([]bool, len(pending))
+	parts := make([]*replica.Partition, len(pending))
+	required := make([]int64, len(pending))
+	for i, pp := range pending {
+		parts[i], required[i] = pp.p, pp.requiredOffset
+	}
+	op := newDelayedProduce(parts, required, delayed.Now().Add(timeout))
+	d := delayed.TryCompleteElseWatch(op, parts, timeout)
+	// NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
+	// min.insync.replicas; NOT_LEADER when leadership moved away
+	// meanwhile; REQUEST_TIMED_OUT for what the timeout found pending.
+	fill := func() protocol.Response {
 		for i, pp := range pending {
-			for {
-				changed := pp.p.Changed()
-				if done, err := pp.p.ProduceWait(pp.requiredOffset); done {
-					// NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank
-					// below min.insync.replicas; NOT_LEADER when
-					// leadership moved away meanwhile.
-					resp.Topics[pp.topic].Partitions[pp.partition].ErrorCode = errCode(err)
-					answered[i] = true
-					break
-				}
-				select {
-				case <-changed:
-					continue
-				case <-timer.C:
-				case <-ctx.Done():
-				}
-				// Timed out: this and every still-pending partition.
-				for j, rest := range pending {
-					if !answered[j] {
-						resp.Topics[rest.topic].Partitions[rest.partition].ErrorCode = kerr.RequestTimedOut.Code
-					}
-				}
-				return protocol.Response{Msg: resp}
-			}
+			resp.Topics[pp.topic].Partitions[pp.partition].ErrorCode = errCode(op.err(i))
 		}
 		return protocol.Response{Msg: resp}
+	}
+	select {
+	case <-d.Done():
+		return fill()
+	default:
+	}
+	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
+		select {
+		case <-d.Done():
+		case <-ctx.Done():
+			d.ForceComplete()
+		}
+		return fill()
 	}}
 }

@@ -157,7 +157,6 @@ func TestProduceAcksZero(t *testing.T) {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("acks=0 records not appended: log end offset %d", p.LogEndOffset())
-		case <-p.Changed():
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
@@ -251,14 +250,15 @@ func TestIdempotentProducerThroughKgo(t *testing.T) {
 // directly: standalone the high watermark follows every append, so a
 // pending partition is simulated by requiring an offset not yet written.
 func TestProduceWaitForHighWatermark(t *testing.T) {
-	p := replica.NewLeader("w", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0)
+	delayed := newDelayedOps(nil)
+	p := replica.NewLeaderWith("w", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0, delayed)
 	newResp := func() *kmsg.ProduceResponse {
 		resp := kmsg.NewPtrProduceResponse()
 		resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "w", Partitions: []kmsg.ProduceResponseTopicPartition{{}}}}
 		return resp
 	}
 
-	r := produceWait(newResp(), []producePending{{p: p, requiredOffset: 2}}, 5*time.Second)
+	r := produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, 5*time.Second)
 	if r.Wait == nil {
 		t.Fatal("an uncommitted append must wait")
 	}
@@ -277,7 +277,7 @@ func TestProduceWaitForHighWatermark(t *testing.T) {
 	}
 
 	start := time.Now()
-	r = produceWait(newResp(), []producePending{{p: p, requiredOffset: 10}}, 100*time.Millisecond)
+	r = produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 10}}, 100*time.Millisecond)
 	got := r.Wait(context.Background())
 	if code := got.Msg.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.RequestTimedOut.Code {
 		t.Fatalf("never committed: %s", errName(code))
@@ -285,7 +285,7 @@ func TestProduceWaitForHighWatermark(t *testing.T) {
 	if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
 		t.Fatalf("timed out after %v, want the request's 100ms", d)
 	}
-	if r := produceWait(newResp(), nil, time.Second); r.Msg == nil {
+	if r := produceWait(delayed, newResp(), nil, time.Second); r.Msg == nil {
 		t.Fatal("nothing pending must answer at once")
 	}
 }

@@ -6,8 +6,10 @@ package server
 // read_committed sees the same data, since without transactions the last
 // stable offset is the high watermark. Sessions follow KIP-227
 // (fetch_session.go). A fetch that finds fewer than min_bytes waits up to
-// max_wait_ms in Response.Wait, woken by any of its partitions' high
-// watermark changes. Large answers are written zero-copy (fetch_frame.go).
+// max_wait_ms in the broker's purgatory (delayed_ops.go), answered through
+// Response.Wait, checked at every append, high-watermark move and
+// leadership change of its partitions. Large answers are written zero-copy
+// (fetch_frame.go).
 //
 // A follower's fetch (replica id >= 0) reads to the log end and updates the
 // leader's view of that follower (replica.Partition.ReadForFollower).
@@ -44,15 +46,14 @@ func handleFetch(b *Broker, _ context.Context, req *protocol.Request) protocol.R
 		listener := req.Conn.Listener
 		plan.hints = func(resp *kmsg.FetchResponse) { b.addFetchLeaderHints(resp, listener) }
 	}
-	n := plan.read()
-	if r.MaxWaitMillis <= 0 || n >= plan.minBytes || len(plan.parts) == 0 || plan.anyError() {
+	n := plan.read(true)
+	// As Kafka's fetchMessages: answered at once unless there is a wait to
+	// make and nothing that ends it already (enough data, an error, a
+	// diverging epoch the follower must truncate to).
+	if r.MaxWaitMillis <= 0 || n >= plan.minBytes || len(plan.parts) == 0 || plan.anyError() || plan.anyDiverging() {
 		return plan.answer()
 	}
-	maxWait := time.Duration(r.MaxWaitMillis) * time.Millisecond
-	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
-		plan.waitForData(ctx, maxWait)
-		return plan.answer()
-	}}
+	return plan.wait(b.delayed, time.Duration(r.MaxWaitMillis)*time.Millisecond)
 }
 
 // planFetch resolves the request's partitions, through the session for an
@@ -158,34 +159,28 @@ func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart
 	return out
 }
 
-// waitForData blocks until min_bytes are readable, a partition fails, the
-// wait times out or ctx ends. It re-reads after every high-watermark
-// change of any partition in the fetch.
-func (f *fetchPlan) waitForData(ctx context.Context, maxWait time.Duration) {
-	timer := time.NewTimer(maxWait)
-	defer timer.Stop()
-	// Watching before the first read: a change after it pokes wake, so
-	// nothing that lands between a read and the select is missed.
-	wake := make(chan struct{}, 1)
-	for _, fp := range f.parts {
-		if fp.p != nil {
-			fp.p.Watch(wake)
-			defer fp.p.Unwatch(wake)
-		}
+// wait puts the fetch in the purgatory until min_bytes are readable, a
+// partition is gone (leadership moved, epoch fenced) or max_wait passed,
+// then reads again and answers. The re-read does not count as another
+// fetch of a follower (read's updateFetchState).
+func (f *fetchPlan) wait(delayed *delayedOps, maxWait time.Duration) protocol.Response {
+	op := newDelayedFetch(f, delayed.Now().Add(maxWait))
+	d := delayed.TryCompleteElseWatch(op, op.keys, maxWait)
+	select {
+	case <-d.Done():
+		f.read(false)
+		return f.answer()
+	default:
 	}
-	for {
-		n := f.read()
-		if n >= f.minBytes || f.anyError() {
-			return
-		}
+	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
 		select {
-		case <-wake:
-		case <-timer.C:
-			return
+		case <-d.Done():
 		case <-ctx.Done():
-			return
+			d.ForceComplete()
 		}
-	}
+		f.read(false)
+		return f.answer()
+	}}
 }
 
 // answer encodes the last read: a plain message when small, else a frame

@@ -51,6 +51,9 @@ type Broker struct {
 
 	// data is the produce/fetch path's state: producer ids, fetch sessions.
 	data *dataPath
+	// delayed is the purgatory where acks=-1 produces, offset commits and
+	// long-polling fetches wait on partitions.
+	delayed *delayedOps
 
 	// bound holds each listener's actual address once Run listens, so a
 	// configured port 0 (tests) is advertised as the port really bound.
@@ -74,6 +77,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		bound:  map[string]*net.TCPAddr{},
 		now:    time.Now,
 	}
+	b.delayed = newDelayedOps(nil)
 	b.setTopicsLocked(map[string]*Topic{}, map[[16]byte]*Topic{})
 	// The metrics read the replica manager: they are registered once it
 	// exists, so that a scrape during start-up finds it.

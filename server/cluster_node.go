@@ -155,6 +155,7 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 		MinInsyncReplicas: minIsr,
 		Now:               b.now,
 		IsrChanged:        b.metrics.isrChanged,
+		Delayed:           b.delayedOperations(),
 	}
 	if w, ok := b.cluster.control.(replica.IsrWriter); ok {
 		opts.IsrWriter = w

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
@@ -45,18 +46,25 @@ type fetchPlan struct {
 // read reads every partition, honouring response and partition limits:
 // the first partition that has data gets at least one whole batch even
 // when it exceeds the limits (KIP-74), later ones only what fits. It
-// returns the number of record bytes read.
-func (f *fetchPlan) read() int {
+// returns the number of record bytes read. updateFetchState is set for the
+// read made when the fetch arrived and clear for the re-read of a fetch
+// that waited: only the first updates the leader's view of a fetching
+// follower, and the re-read finds a partition no longer led here gone.
+func (f *fetchPlan) read(updateFetchState bool) int {
 	remaining := f.maxBytes
 	total := 0
 	minOne := true
 	for _, fp := range f.parts {
-		fp.data, fp.readErr = nil, nil
+		fp.data, fp.readErr, fp.diverging = nil, nil, nil
 		if fp.err != nil {
 			continue
 		}
 		if err := fp.p.CheckLeaderEpoch(fp.currentLeaderEpoch); err != nil {
 			fp.readErr = err
+			continue
+		}
+		if !updateFetchState && !fp.p.IsLeader() {
+			fp.readErr = kerr.NotLeaderForPartition
 			continue
 		}
 		limit := min(int(fp.partitionMaxBytes), remaining)
@@ -70,7 +78,7 @@ func (f *fetchPlan) read() int {
 			err  error
 		)
 		if f.replicaID >= 0 {
-			rr, info, fp.diverging, err = fp.p.ReadForFollower(f.replicaID, fp.fetchOffset, fp.followerLogStartOffset, fp.lastFetchedEpoch, max(limit, 0), minOne)
+			rr, info, fp.diverging, err = fp.p.ReadForFollower(f.replicaID, fp.fetchOffset, fp.followerLogStartOffset, fp.lastFetchedEpoch, max(limit, 0), minOne, updateFetchState)
 		} else {
 			rr, info, err = fp.p.Read(fp.fetchOffset, max(limit, 0), minOne)
 		}
@@ -88,6 +96,17 @@ func (f *fetchPlan) read() int {
 		}
 	}
 	return total
+}
+
+// anyDiverging reports whether a follower's fetch found its log diverged,
+// which it must learn at once to truncate.
+func (f *fetchPlan) anyDiverging() bool {
+	for _, fp := range f.parts {
+		if fp.diverging != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // anyError reports whether some partition failed, which answers a

@@ -77,29 +77,24 @@ func (o offsetsLog) Append(ctx context.Context, partition int32, records []group
 	}
 	// Like Kafka's coordinator, which appends with acks=-1: a commit is
 	// acknowledged only once every in-sync replica has it.
-	return waitCommitted(ctx, p, info.LastOffset+1, offsetCommitTimeout)
+	return waitCommitted(ctx, o.b.delayed, p, info.LastOffset+1, offsetCommitTimeout)
 }
 
 // offsetCommitTimeout is offsets.commit.timeout.ms.
 const offsetCommitTimeout = 5 * time.Second
 
-// waitCommitted waits until the partition's HW reaches requiredOffset.
-func waitCommitted(ctx context.Context, p *replica.Partition, requiredOffset int64, timeout time.Duration) error {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	for {
-		changed := p.Changed()
-		if done, err := p.ProduceWait(requiredOffset); done {
-			return err
-		}
-		select {
-		case <-changed:
-		case <-timer.C:
-			return kerr.RequestTimedOut
-		case <-ctx.Done():
-			return kerr.RequestTimedOut
-		}
+// waitCommitted waits in the purgatory until the partition's HW reaches
+// requiredOffset.
+func waitCommitted(ctx context.Context, delayed *delayedOps, p *replica.Partition, requiredOffset int64, timeout time.Duration) error {
+	parts := []*replica.Partition{p}
+	op := newDelayedProduce(parts, []int64{requiredOffset}, delayed.Now().Add(timeout))
+	d := delayed.TryCompleteElseWatch(op, parts, timeout)
+	select {
+	case <-d.Done():
+	case <-ctx.Done():
+		d.ForceComplete()
 	}
+	return op.err(0)
 }
 
 // offsetsPartition is this broker's replica of a __consumer_offsets

@@ -96,7 +96,7 @@ func BenchmarkFetchRead(b *testing.B) {
 		plan := &fetchPlan{replicaID: -1, version: 16, maxBytes: 50 << 20, full: true, parts: []*fetchPart{{
 			sp: sp, p: p, fetchPosition: fetchPosition{fetchOffset: int64(i % 100 * 100), partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1},
 		}}}
-		plan.read()
+		plan.read(true)
 		resp := plan.answer()
 		if resp.Frame == nil {
 			b.Fatal("want a frame")
