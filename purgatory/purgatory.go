@@ -21,11 +21,24 @@ type Purgatory[K comparable] struct {
 
 	mu       sync.Mutex
 	watchers map[K][]*Delayed[K]
+	// spare holds the emptied lists of keys no longer watched, reused for
+	// the next key watched: a follower fetch waits on every partition it
+	// replicates, and would otherwise allocate a list per partition per
+	// fetch. A key's list is dropped when empty so that the purgatory
+	// holds no partition that nothing waits on.
+	spare [][]*Delayed[K]
 	// watched counts the keys with a watch list, so that a change on a
 	// broker where nothing waits (every append standalone, with acks=1
 	// producers and consumers that find data) costs one atomic load.
 	watched atomic.Int64
 }
+
+// Bounds of the spare lists kept: enough for a follower fetch over a few
+// thousand partitions, small enough not to matter after a burst.
+const (
+	maxSpareLists   = 4096
+	maxSpareListCap = 16
+)
 
 // New returns an empty purgatory; nil clock means SystemClock.
 func New[K comparable](clock Clock) *Purgatory[K] {
@@ -114,6 +127,9 @@ func (p *Purgatory[K]) watch(d *Delayed[K]) {
 		l, ok := p.watchers[k]
 		if !ok {
 			p.watched.Add(1)
+			if n := len(p.spare); n > 0 {
+				l, p.spare = p.spare[n-1], p.spare[:n-1]
+			}
 		}
 		p.watchers[k] = append(l, d)
 	}
@@ -138,6 +154,9 @@ func (p *Purgatory[K]) unwatch(d *Delayed[K]) {
 			if _, ok := p.watchers[k]; ok {
 				delete(p.watchers, k)
 				p.watched.Add(-1)
+				if len(p.spare) < maxSpareLists && cap(l) <= maxSpareListCap {
+					p.spare = append(p.spare, l)
+				}
 			}
 			continue
 		}
