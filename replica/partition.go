@@ -228,11 +228,11 @@ func (p *Partition) wakeLocked() { p.changed = true }
 // mu (and other partitions' locks), so they must run after it is released,
 // as Kafka's tryCompleteDelayedRequests runs outside leaderIsrUpdateLock.
 func (p *Partition) unlock() {
-	changed := p.changed
+	changed, delayed := p.changed, p.opts.Delayed
 	p.changed = false
 	p.mu.Unlock()
-	if changed && p.opts.Delayed != nil {
-		p.opts.Delayed.CheckAndComplete(p)
+	if changed && delayed != nil {
+		delayed.CheckAndComplete(p)
 	}
 }
 
