@@ -72,21 +72,23 @@ type Delayed[K comparable] struct {
 // TryCompleteElseWatch checks op at once; if it cannot complete, watches it
 // on every key, checks it again (a change may have landed between the first
 // check and the watch, and would otherwise be missed until the next one),
-// and arms its timeout. keys must not be empty and must stay unchanged.
-func (p *Purgatory[K]) TryCompleteElseWatch(op Operation, keys []K, timeout time.Duration) *Delayed[K] {
+// and arms its timeout for deadline. now is the clock's time, read by the
+// caller, who usually computed deadline from it: the clock is read once.
+// keys must not be empty and must stay unchanged.
+func (p *Purgatory[K]) TryCompleteElseWatch(op Operation, keys []K, now, deadline time.Time) *Delayed[K] {
 	d := &Delayed[K]{p: p, op: op, keys: keys, done: make(chan struct{})}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if op.TryComplete(p.clock.Now()) {
+	if op.TryComplete(now) {
 		d.completeLocked(false)
 		return d
 	}
 	p.watch(d)
-	if op.TryComplete(p.clock.Now()) {
+	if op.TryComplete(now) {
 		d.completeLocked(false)
 		return d
 	}
-	d.timer = p.clock.AfterFunc(timeout, d.expire)
+	d.timer = p.clock.AfterFunc(deadline.Sub(now), d.expire)
 	return d
 }
 

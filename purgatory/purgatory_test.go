@@ -39,7 +39,7 @@ func TestCompletesAtOnceWithoutWatching(t *testing.T) {
 	p := purgatory.New[string](clock)
 	o := &op{}
 	o.ready.Store(true)
-	d := p.TryCompleteElseWatch(o, []string{"a"}, time.Second)
+	d := p.TryCompleteElseWatch(o, []string{"a"}, clock.Now(), clock.Now().Add(time.Second))
 	if !isDone(d) || d.Expired() || p.Watched("a") != 0 || clock.Pending() != 0 || o.tries.Load() != 1 {
 		t.Fatalf("done %v expired %v watched %d timers %d tries %d", isDone(d), d.Expired(), p.Watched("a"), clock.Pending(), o.tries.Load())
 	}
@@ -51,7 +51,7 @@ func TestSecondCheckAfterWatch(t *testing.T) {
 	clock := purgatorytest.NewClock(t0)
 	p := purgatory.New[string](clock)
 	o := &op{readyOnTry: 2}
-	d := p.TryCompleteElseWatch(o, []string{"a", "b"}, time.Second)
+	d := p.TryCompleteElseWatch(o, []string{"a", "b"}, clock.Now(), clock.Now().Add(time.Second))
 	if !isDone(d) || d.Expired() || p.Watched("a")+p.Watched("b") != 0 || clock.Pending() != 0 {
 		t.Fatalf("done %v expired %v watched %d/%d timers %d", isDone(d), d.Expired(), p.Watched("a"), p.Watched("b"), clock.Pending())
 	}
@@ -64,8 +64,8 @@ func TestCheckAndCompleteOnAnyKey(t *testing.T) {
 	p := purgatory.New[string](clock)
 	o := &op{}
 	other := &op{}
-	d := p.TryCompleteElseWatch(o, []string{"a", "b"}, time.Second)
-	d2 := p.TryCompleteElseWatch(other, []string{"b"}, time.Second)
+	d := p.TryCompleteElseWatch(o, []string{"a", "b"}, clock.Now(), clock.Now().Add(time.Second))
+	d2 := p.TryCompleteElseWatch(other, []string{"b"}, clock.Now(), clock.Now().Add(time.Second))
 	if isDone(d) || p.Watched("a") != 1 || p.Watched("b") != 2 || clock.Pending() != 2 {
 		t.Fatalf("watched %d/%d timers %d", p.Watched("a"), p.Watched("b"), clock.Pending())
 	}
@@ -99,7 +99,7 @@ func TestExpiry(t *testing.T) {
 	clock := purgatorytest.NewClock(t0)
 	p := purgatory.New[string](clock)
 	o := &op{}
-	d := p.TryCompleteElseWatch(o, []string{"a"}, 500*time.Millisecond)
+	d := p.TryCompleteElseWatch(o, []string{"a"}, clock.Now(), clock.Now().Add(500*time.Millisecond))
 	clock.Advance(499 * time.Millisecond)
 	if isDone(d) {
 		t.Fatal("expired early")
@@ -126,7 +126,7 @@ func TestCompletesExactlyOnce(t *testing.T) {
 	os := make([]*op, ops)
 	for i := range ds {
 		os[i] = &op{}
-		ds[i] = p.TryCompleteElseWatch(os[i], []int{i % 3, 3}, time.Second)
+		ds[i] = p.TryCompleteElseWatch(os[i], []int{i % 3, 3}, clock.Now(), clock.Now().Add(time.Second))
 	}
 	for _, o := range os {
 		o.ready.Store(true)

@@ -113,8 +113,8 @@ func TestWatchPokesWithoutBlocking(t *testing.T) {
 	a := NewLeaderWith("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0, purg)
 	b := NewLeaderWith("t", 1, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0, purg)
 	both, onlyB := &triedOp{}, &triedOp{}
-	d := purg.TryCompleteElseWatch(both, []*Partition{a, b}, time.Minute)
-	purg.TryCompleteElseWatch(onlyB, []*Partition{b}, time.Minute)
+	d := purg.TryCompleteElseWatch(both, []*Partition{a, b}, clock.Now(), clock.Now().Add(time.Minute))
+	purg.TryCompleteElseWatch(onlyB, []*Partition{b}, clock.Now(), clock.Now().Add(time.Minute))
 	base := both.tries
 	appendOne(t, b, 1)
 	appendOne(t, a, 1)

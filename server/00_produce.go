@@ -165,25 +165,15 @@ func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []prod
 	if len(pending) == 0 {
 		return protocol.Response{Msg: resp}
 	}
-	parts := make([]*replica.Partition, len(pending))
-	required := make([]int64, len(pending))
+	now := delayed.Now()
+	op := newDelayedProduce(len(pending), now.Add(timeout))
 	for i, pp := range pending {
-		parts[i], required[i] = pp.p, pp.requiredOffset
+		op.set(i, pp.p, pp.requiredOffset)
 	}
-	op := newDelayedProduce(parts, required, delayed.Now().Add(timeout))
-	d := delayed.TryCompleteElseWatch(op, parts, timeout)
-	// NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
-	// min.insync.replicas; NOT_LEADER when leadership moved away
-	// meanwhile; REQUEST_TIMED_OUT for what the timeout found pending.
-	fill := func() protocol.Response {
-		for i, pp := range pending {
-			resp.Topics[pp.topic].Partitions[pp.partition].ErrorCode = errCode(op.err(i))
-		}
-		return protocol.Response{Msg: resp}
-	}
+	d := delayed.TryCompleteElseWatch(op, op.parts, now, op.verdict.Deadline)
 	select {
 	case <-d.Done():
-		return fill()
+		return produceAnswer(resp, pending, op)
 	default:
 	}
 	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
@@ -192,6 +182,17 @@ func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []prod
 		case <-ctx.Done():
 			d.ForceComplete()
 		}
-		return fill()
+		return produceAnswer(resp, pending, op)
 	}}
+}
+
+// produceAnswer fills in the outcome of a completed wait:
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
+// min.insync.replicas, NOT_LEADER when leadership moved away meanwhile,
+// REQUEST_TIMED_OUT for what the timeout found pending.
+func produceAnswer(resp *kmsg.ProduceResponse, pending []producePending, op *delayedProduce) protocol.Response {
+	for i, pp := range pending {
+		resp.Topics[pp.topic].Partitions[pp.partition].ErrorCode = errCode(op.err(i))
+	}
+	return protocol.Response{Msg: resp}
 }

@@ -164,8 +164,9 @@ func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart
 // then reads again and answers. The re-read does not count as another
 // fetch of a follower (read's updateFetchState).
 func (f *fetchPlan) wait(delayed *delayedOps, maxWait time.Duration) protocol.Response {
-	op := newDelayedFetch(f, delayed.Now().Add(maxWait))
-	d := delayed.TryCompleteElseWatch(op, op.keys, maxWait)
+	now := delayed.Now()
+	op := newDelayedFetch(f, now.Add(maxWait))
+	d := delayed.TryCompleteElseWatch(op, op.keys, now, op.verdict.Deadline)
 	select {
 	case <-d.Done():
 		f.read(false)

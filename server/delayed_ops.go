@@ -38,20 +38,31 @@ type delayedProduce struct {
 	// parts[i] is verdict.Partitions[i]'s partition; it is also the
 	// operation's watch keys.
 	parts []*replica.Partition
+	// A produce to one partition keeps its verdict input and key here
+	// rather than in two more allocations.
+	onePart [1]replica.DelayedProducePartition
+	oneKey  [1]*replica.Partition
 }
 
-func newDelayedProduce(parts []*replica.Partition, requiredOffsets []int64, deadline time.Time) *delayedProduce {
-	d := &delayedProduce{parts: parts, verdict: replica.DelayedProduce{
-		Deadline:   deadline,
-		Partitions: make([]replica.DelayedProducePartition, len(parts)),
-	}}
-	for i, p := range parts {
-		d.verdict.Partitions[i] = replica.DelayedProducePartition{
-			TopicPartition: replica.TopicPartition{Topic: p.Topic, Partition: p.Index},
-			RequiredOffset: requiredOffsets[i],
-		}
+// newDelayedProduce makes room for n partitions, which set fills in.
+func newDelayedProduce(n int, deadline time.Time) *delayedProduce {
+	d := &delayedProduce{verdict: replica.DelayedProduce{Deadline: deadline}}
+	if n == 1 {
+		d.verdict.Partitions, d.parts = d.onePart[:], d.oneKey[:]
+	} else {
+		d.verdict.Partitions = make([]replica.DelayedProducePartition, n)
+		d.parts = make([]*replica.Partition, n)
 	}
 	return d
+}
+
+// set makes partition i wait for p's HW to reach requiredOffset.
+func (d *delayedProduce) set(i int, p *replica.Partition, requiredOffset int64) {
+	d.parts[i] = p
+	d.verdict.Partitions[i] = replica.DelayedProducePartition{
+		TopicPartition: replica.TopicPartition{Topic: p.Topic, Partition: p.Index},
+		RequiredOffset: requiredOffset,
+	}
 }
 
 func (d *delayedProduce) TryComplete(now time.Time) bool {
@@ -79,6 +90,10 @@ type delayedFetch struct {
 	plan    *fetchPlan
 	verdict replica.DelayedFetch
 	keys    []*replica.Partition
+	// A fetch of one partition (most consumers' fetches) keeps its
+	// verdict input and key here rather than in two more allocations.
+	onePart [1]replica.FetchWaitPartition
+	oneKey  [1]*replica.Partition
 	// counted[i] is the last byte count read for partition i and the end
 	// offset it was read to, so that a check finding the same end (a
 	// follower's fetch checked after another follower moved the HW) reads
@@ -91,11 +106,13 @@ type countedBytes struct {
 }
 
 func newDelayedFetch(f *fetchPlan, deadline time.Time) *delayedFetch {
-	d := &delayedFetch{plan: f, verdict: replica.DelayedFetch{
-		MinBytes:   int64(f.minBytes),
-		Deadline:   deadline,
-		Partitions: make([]replica.FetchWaitPartition, len(f.parts)),
-	}, keys: make([]*replica.Partition, len(f.parts))}
+	d := &delayedFetch{plan: f, verdict: replica.DelayedFetch{MinBytes: int64(f.minBytes), Deadline: deadline}}
+	if len(f.parts) == 1 {
+		d.verdict.Partitions, d.keys = d.onePart[:], d.oneKey[:]
+	} else {
+		d.verdict.Partitions = make([]replica.FetchWaitPartition, len(f.parts))
+		d.keys = make([]*replica.Partition, len(f.parts))
+	}
 	for i, fp := range f.parts {
 		d.keys[i] = fp.p
 		d.verdict.Partitions[i] = replica.FetchWaitPartition{

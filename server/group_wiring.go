@@ -86,9 +86,10 @@ const offsetCommitTimeout = 5 * time.Second
 // waitCommitted waits in the purgatory until the partition's HW reaches
 // requiredOffset.
 func waitCommitted(ctx context.Context, delayed *delayedOps, p *replica.Partition, requiredOffset int64, timeout time.Duration) error {
-	parts := []*replica.Partition{p}
-	op := newDelayedProduce(parts, []int64{requiredOffset}, delayed.Now().Add(timeout))
-	d := delayed.TryCompleteElseWatch(op, parts, timeout)
+	now := delayed.Now()
+	op := newDelayedProduce(1, now.Add(timeout))
+	op.set(0, p, requiredOffset)
+	d := delayed.TryCompleteElseWatch(op, op.parts, now, op.verdict.Deadline)
 	select {
 	case <-d.Done():
 	case <-ctx.Done():
