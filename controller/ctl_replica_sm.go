@@ -37,13 +37,7 @@ func addReplicasOnline(ctx *controllerContext, b *requestBatch, broker int32, tp
 // led, the ISR keeps its last member, the leader epoch is bumped, and the
 // other replicas get a LeaderAndIsr.
 func (c *Controller) replicasOffline(b *requestBatch, broker int32, tps []kafkazk.TopicPartition) error {
-	for _, tp := range tps {
-		epoch := int32(-1)
-		if st, ok := c.ctx.leadership[tp]; ok {
-			epoch = st.LeaderEpoch
-		}
-		b.addStopReplica([]int32{broker}, tp, false, epoch)
-	}
+	addStopReplicas(c.ctx, b, broker, tps)
 	return c.removeReplicaFromIsr(b, broker, tps)
 }
 
