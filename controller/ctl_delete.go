@@ -2,12 +2,10 @@ package controller
 
 import (
 	"errors"
-	"slices"
 	"sort"
 
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/zkstore"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -27,13 +25,11 @@ func (c *Controller) processTopicDeletion() error {
 	return c.processTopicDeletionMarkers(names)
 }
 
+// processTopicDeletionMarkers executes decideDeletionMarkers, then
+// resumes the deletions.
 func (c *Controller) processTopicDeletionMarkers(names []string) error {
-	var unknown []string
-	for _, t := range names {
-		if _, ok := c.ctx.assignments[t]; !ok {
-			unknown = append(unknown, t)
-			continue
-		}
+	toDelete, unknown := decideDeletionMarkers(c.ctx, names)
+	for _, t := range toDelete {
 		c.ctx.topicsToDelete[t] = true
 	}
 	if len(unknown) > 0 {
@@ -45,61 +41,28 @@ func (c *Controller) processTopicDeletionMarkers(names []string) error {
 	return c.resumeDeletions()
 }
 
-// resumeDeletions starts deletions not yet started and re-sends the
-// StopReplica requests that could not be delivered before.
+// resumeDeletions executes decideResumeDeletions: deletions not yet
+// started start, the StopReplica requests that could not be delivered
+// before are sent again, and topics with nothing pending are removed.
 func (c *Controller) resumeDeletions() error {
-	topics := make([]string, 0, len(c.ctx.topicsToDelete))
-	for t := range c.ctx.topicsToDelete {
-		topics = append(topics, t)
+	d := decideResumeDeletions(c.ctx)
+	for _, s := range d.started {
+		for _, tp := range s.partitions {
+			c.ctx.states[tp] = partitionOffline
+		}
+		c.ctx.deletionPending[s.topic] = s.pending
+		c.log.Info("deleting topic", "topic", s.topic)
 	}
-	sort.Strings(topics)
-	b := newRequestBatch(c.ctx)
-	var done []string
-	for _, t := range topics {
-		if c.topicBeingReassigned(t) {
-			continue
-		}
-		pending, started := c.ctx.deletionPending[t]
-		if !started {
-			pending = map[topicPartitionReplica]bool{}
-			tps := c.ctx.partitionsOfTopic(t)
-			for _, tp := range tps {
-				a, _ := c.ctx.assignment(tp)
-				for _, r := range a.Replicas {
-					pending[topicPartitionReplica{tp, r}] = false
-				}
-				c.ctx.states[tp] = partitionOffline
-			}
-			c.ctx.deletionPending[t] = pending
-			b.addUpdateMetadata(c.ctx.liveBrokerIDs(), tps)
-			c.log.Info("deleting topic", "topic", t)
-		}
-		for r, sent := range pending {
-			if !sent && c.ctx.isLive(r.Replica) {
-				pending[r] = true
-				b.addStopReplica([]int32{r.Replica}, r.TopicPartition, true, leaderEpochDuringDelete)
-			}
-		}
-		if len(pending) == 0 {
-			done = append(done, t)
-		}
+	for _, r := range d.sent {
+		c.ctx.deletionPending[r.Topic][r] = true
 	}
-	c.sendBatch(b)
-	for _, t := range done {
+	c.sendBatch(d.requests)
+	for _, t := range d.done {
 		if err := c.completeDeletion(t); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (c *Controller) topicBeingReassigned(topic string) bool {
-	for _, a := range c.ctx.assignments[topic] {
-		if a.isBeingReassigned() {
-			return true
-		}
-	}
-	return false
 }
 
 // markDeletionUnsent: the replica's StopReplica was lost (broker died, or
@@ -112,45 +75,26 @@ func (c *Controller) markDeletionUnsent(tp kafkazk.TopicPartition, replica int32
 	}
 }
 
+// handleStopReplicaResponse executes decideStopReplicaResponse.
 func (c *Controller) handleStopReplicaResponse(broker int32, req *kmsg.StopReplicaRequest, resp *kmsg.StopReplicaResponse) error {
-	deleting := map[kafkazk.TopicPartition]bool{}
-	for _, t := range req.Topics {
-		for _, p := range t.PartitionStates {
-			if p.Delete {
-				deleting[kafkazk.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = true
-			}
-		}
+	o := decideStopReplicaResponse(c.ctx, broker, req, resp)
+	if o.requestErr != nil {
+		c.log.Warn("StopReplica failed", "broker", broker, "err", o.requestErr)
 	}
-	if resp.ErrorCode != 0 {
-		c.log.Warn("StopReplica failed", "broker", broker, "err", kerr.ErrorForCode(resp.ErrorCode))
-		for tp := range deleting {
-			c.markDeletionUnsent(tp, broker)
-		}
-		return nil
-	}
-	var touched []string
-	for _, p := range resp.Partitions {
-		tp := kafkazk.TopicPartition{Topic: p.Topic, Partition: p.Partition}
-		pending := c.ctx.deletionPending[tp.Topic]
-		if !deleting[tp] || pending == nil {
+	for _, ch := range o.changes {
+		pending := c.ctx.deletionPending[ch.replica.Topic]
+		if ch.confirmed {
+			delete(pending, ch.replica)
 			continue
 		}
-		key := topicPartitionReplica{tp, broker}
-		if p.ErrorCode != 0 {
-			c.log.Warn("replica deletion failed", "topic", tp.Topic, "partition", tp.Partition, "broker", broker, "err", kerr.ErrorForCode(p.ErrorCode))
-			pending[key] = false
-			continue
+		if o.requestErr == nil {
+			c.log.Warn("replica deletion failed", "topic", ch.replica.Topic, "partition", ch.replica.Partition, "broker", broker, "err", ch.err)
 		}
-		delete(pending, key)
-		if !slices.Contains(touched, tp.Topic) {
-			touched = append(touched, tp.Topic)
-		}
+		pending[ch.replica] = false
 	}
-	for _, t := range touched {
-		if len(c.ctx.deletionPending[t]) == 0 {
-			if err := c.completeDeletion(t); err != nil {
-				return err
-			}
+	for _, t := range o.complete {
+		if err := c.completeDeletion(t); err != nil {
+			return err
 		}
 	}
 	return nil
