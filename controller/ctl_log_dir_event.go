@@ -2,18 +2,17 @@ package controller
 
 import (
 	"errors"
-	"slices"
 
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/zkstore"
 )
 
 // processLogDirEventNotification handles /log_dir_event_notification
-// (LogDirEventNotificationZNode in ZkData.scala): a broker whose log
-// directory failed asks for a LeaderAndIsr of every replica it hosts; the
-// replicas in the failed directory answer KAFKA_STORAGE_ERROR and
-// handleLeaderAndIsrResponse takes them offline. The nodes are deleted once
-// read.
+// (LogDirEventNotificationZNode in ZkData.scala), the executor of
+// decideLogDirEvents: a broker whose log directory failed asks for a
+// LeaderAndIsr of every replica it hosts; the replicas in the failed
+// directory answer KAFKA_STORAGE_ERROR and handleLeaderAndIsrResponse takes
+// them offline. The nodes are deleted once read.
 func (c *Controller) processLogDirEventNotification() error {
 	names, err := c.childrenW(kafkazk.LogDirEventNotificationPath, ctlEvent{"LogDirEventNotification", c.processLogDirEventNotification})
 	if err != nil {
@@ -22,7 +21,7 @@ func (c *Controller) processLogDirEventNotification() error {
 	if len(names) == 0 {
 		return nil
 	}
-	var brokers []int32
+	var events []logDirEvent
 	for _, n := range names {
 		data, _, err := c.zk.Get(kafkazk.LogDirEventNotificationPath + "/" + n)
 		if errors.Is(err, zkstore.ErrNoNode) {
@@ -32,22 +31,19 @@ func (c *Controller) processLogDirEventNotification() error {
 			return err
 		}
 		ev, err := kafkazk.DecodeLogDirEventZNode(data)
-		if err != nil || ev.Event != kafkazk.LogDirFailureEvent {
+		if err != nil {
 			c.log.Warn("ignoring log dir event", "node", n, "err", err)
 			continue
 		}
-		if !slices.Contains(brokers, ev.Broker) {
-			brokers = append(brokers, ev.Broker)
-		}
+		events = append(events, logDirEvent{node: n, event: ev})
 	}
-	slices.Sort(brokers)
-	b := newRequestBatch(c.ctx)
-	for _, id := range brokers {
-		if c.ctx.isLive(id) {
-			c.log.Warn("log directory failure reported", "broker", id)
-			c.replicasOnline(b, id, c.ctx.partitionsOnBroker(id))
-		}
+	d := decideLogDirEvents(c.ctx, events)
+	for _, n := range d.ignored {
+		c.log.Warn("ignoring log dir event", "node", n)
 	}
-	c.sendBatch(b)
+	for _, id := range d.brokers {
+		c.log.Warn("log directory failure reported", "broker", id)
+	}
+	c.sendBatch(d.requests)
 	return c.deleteChildren(kafkazk.LogDirEventNotificationPath, names)
 }
