@@ -2,7 +2,6 @@ package controller
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/zkstore"
@@ -15,19 +14,17 @@ import (
 // elected at once. Whichever broker wrote the change, the controller sees
 // the notification. Notifications present at failover are history.
 
-// processConfigChanges handles a child change of /config/changes.
+// processConfigChanges handles a child change of /config/changes: each new
+// notification is read, and a known topic's unclean setting (read afresh)
+// decides whether its offline partitions are elected.
 func (c *Controller) processConfigChanges() error {
 	names, err := c.childrenW(kafkazk.ConfigChangesPath, ctlEvent{"ConfigChange", c.processConfigChanges})
 	if err != nil {
 		return err
 	}
-	for _, n := range names {
-		seq, err := kafkazk.SequenceNumber(n, kafkazk.ConfigChangePrefix)
-		if err != nil || seq <= c.lastConfigChange {
-			continue
-		}
-		c.lastConfigChange = seq
-		data, _, err := c.zk.Get(kafkazk.ConfigChangesPath + "/" + n)
+	for _, n := range newConfigChanges(c.lastConfigChange, names) {
+		c.lastConfigChange = n.seq
+		data, _, err := c.zk.Get(kafkazk.ConfigChangesPath + "/" + n.name)
 		if errors.Is(err, zkstore.ErrNoNode) {
 			continue
 		}
@@ -36,14 +33,11 @@ func (c *Controller) processConfigChanges() error {
 		}
 		entity, err := kafkazk.DecodeConfigChange(data)
 		if err != nil {
-			c.log.Warn("ignoring unreadable config change", "node", n, "err", err)
+			c.log.Warn("ignoring unreadable config change", "node", n.name, "err", err)
 			continue
 		}
-		topic, ok := strings.CutPrefix(entity, kafkazk.ConfigTypeTopic+"/")
+		topic, ok := configChangeTopic(c.ctx, entity)
 		if !ok {
-			continue
-		}
-		if _, known := c.ctx.assignments[topic]; !known {
 			continue
 		}
 		enabled, err := c.uncleanLeaderElectionEnabled(topic)
@@ -66,12 +60,7 @@ func (c *Controller) watchConfigChanges() error {
 	if err != nil {
 		return err
 	}
-	c.lastConfigChange = -1
-	for _, n := range names {
-		if seq, err := kafkazk.SequenceNumber(n, kafkazk.ConfigChangePrefix); err == nil && seq > c.lastConfigChange {
-			c.lastConfigChange = seq
-		}
-	}
+	c.lastConfigChange = lastConfigChangeOf(names)
 	return nil
 }
 
@@ -116,14 +105,8 @@ func (c *Controller) processPreferredReplicaElection() error {
 // processTopicUncleanLeaderElectionEnable elects leaders for the topic's
 // offline partitions now that unclean election is allowed.
 func (c *Controller) processTopicUncleanLeaderElectionEnable(topic string) error {
-	var offline []kafkazk.TopicPartition
-	for _, tp := range c.ctx.partitionsOfTopic(topic) {
-		if c.ctx.states[tp] == partitionOffline && !c.ctx.topicsToDelete[topic] {
-			offline = append(offline, tp)
-		}
-	}
 	b := newRequestBatch(c.ctx)
-	_, err := c.electLeaders(b, offline, offlineElection, false)
+	_, err := c.electLeaders(b, uncleanEnabledPartitions(c.ctx, topic), offlineElection, false)
 	c.sendBatch(b)
 	return err
 }

@@ -214,13 +214,7 @@ func (c *Controller) uncleanLeaderElectionEnabled(topic string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	switch v := cfg["unclean.leader.election.enable"]; v {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return c.cfg.UncleanLeaderElection, nil
+	return uncleanSetting(cfg, c.cfg.UncleanLeaderElection), nil
 }
 
 // initializePartitions executes decideNewPartitions: each first state
