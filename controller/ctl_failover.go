@@ -212,18 +212,19 @@ func (c *Controller) loadTopic(topic string) error {
 		c.log.Error("ignoring unreadable topic znode", "topic", topic, "err", err)
 		return nil
 	}
+	var newID [16]byte
 	if z.TopicID == ([16]byte{}) {
-		z.TopicID = c.cfg.NewTopicID()
-		z.Version = 3
-		if _, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, &zkstore.OpSet{Path: kafkazk.TopicPath(topic), Data: z.Encode(), Version: st.Version}); err != nil {
+		newID = c.cfg.NewTopicID()
+	}
+	d := decideTopicLoad(topic, z, newID)
+	if d.rewrite {
+		if _, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, &zkstore.OpSet{Path: kafkazk.TopicPath(topic), Data: d.znode.Encode(), Version: st.Version}); err != nil {
 			return fmt.Errorf("adding a topic id to %s: %w", topic, err)
 		}
 	}
-	c.ctx.topicIDs[topic] = z.TopicID
-	for p, rs := range z.Partitions {
-		c.ctx.setAssignment(kafkazk.TopicPartition{Topic: topic, Partition: p}, replicaAssignment{
-			Replicas: rs, Adding: z.Adding[p], Removing: z.Removing[p],
-		})
+	c.ctx.topicIDs[topic] = d.id
+	for tp, a := range d.assignments {
+		c.ctx.setAssignment(tp, a)
 	}
 	return nil
 }

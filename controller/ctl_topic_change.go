@@ -1,29 +1,24 @@
 package controller
 
 import (
-	"slices"
-
 	"github.com/kbroker/kbroker/kafkazk"
 )
 
 // processTopicChange handles a child change of /brokers/topics: topics new
 // to the controller get their partitions created (New → Online), topics
-// gone (deletion completed elsewhere) leave the context.
+// gone (deletion completed elsewhere) leave the context; decideTopicChange
+// decides which.
 func (c *Controller) processTopicChange() error {
 	topics, err := c.childrenW(kafkazk.BrokerTopicsPath, ctlEvent{"TopicChange", c.processTopicChange})
 	if err != nil {
 		return err
 	}
-	for t := range c.ctx.assignments {
-		if !slices.Contains(topics, t) {
-			c.ctx.removeTopic(t)
-		}
+	gone, fresh := decideTopicChange(c.ctx, topics)
+	for _, t := range gone {
+		c.ctx.removeTopic(t)
 	}
 	var created []kafkazk.TopicPartition
-	for _, t := range topics {
-		if _, known := c.ctx.assignments[t]; known {
-			continue
-		}
+	for _, t := range fresh {
 		if err := c.loadTopic(t); err != nil {
 			return err
 		}
@@ -52,17 +47,12 @@ func (c *Controller) processPartitionModifications(topic string) error {
 	if err := c.loadTopic(topic); err != nil {
 		return err
 	}
-	var added []kafkazk.TopicPartition
-	for _, tp := range c.ctx.partitionsOfTopic(topic) {
-		if !before[tp.Partition] {
-			added = append(added, tp)
-		}
-	}
-	if len(added) == 0 {
+	added, ignored := decidePartitionModifications(c.ctx, topic, before)
+	if ignored {
+		c.log.Info("ignoring partitions added to a topic being deleted", "topic", topic)
 		return nil
 	}
-	if c.ctx.topicsToDelete[topic] {
-		c.log.Info("ignoring partitions added to a topic being deleted", "topic", topic)
+	if len(added) == 0 {
 		return nil
 	}
 	c.log.Info("partitions added", "topic", topic, "count", len(added))
