@@ -20,7 +20,8 @@ const (
 // (KafkaController.onControllerFailover), in Kafka's order: watches, stale
 // notifications deleted, context read from ZooKeeper, UpdateMetadata to every
 // live broker, replicas online (LeaderAndIsr), leaders for New/Offline
-// partitions, then pending reassignments and deletions.
+// partitions, then pending reassignments and deletions. It reads the
+// context from ZooKeeper and executes decideFailover.
 func (c *Controller) onControllerFailover() error {
 	c.ctx = newControllerContext()
 	ids, err := c.childrenW(kafkazk.BrokerIDsPath, ctlEvent{"BrokerChange", c.processBrokerChange})
@@ -71,34 +72,26 @@ func (c *Controller) onControllerFailover() error {
 	c.log.Info("controller failover", "broker", c.cfg.BrokerID, "epoch", c.epoch,
 		"liveBrokers", c.ctx.liveBrokerIDs(), "topics", len(c.ctx.assignments))
 
-	// Brokers need the live-broker list before they can act on a
-	// LeaderAndIsr, so it goes first, in a batch of its own.
-	um := newRequestBatch(c.ctx)
-	um.addUpdateMetadata(c.ctx.liveBrokerIDs(), nil)
-	c.sendBatch(um)
-	b := newRequestBatch(c.ctx)
-	for _, id := range c.ctx.liveBrokerIDs() {
-		c.replicasOnline(b, id, c.ctx.partitionsOnBroker(id))
+	d := decideFailover(c.ctx)
+	c.sendBatch(d.metadata)
+	b := d.replicas
+	for _, dr := range d.dead {
+		if err := c.replicasOffline(b, dr.broker, dr.tps); err != nil {
+			return err
+		}
 	}
-	// Replicas on dead brokers → OfflineReplica (as onControllerFailover
-	// does), which takes them out of the ISRs. Without it a broker that died
-	// with the old controller would stay in the ISR of every idle partition:
-	// the leader's own ISR expiration keeps a follower whose LEO equals its
-	// own.
-	if err := c.offlineDeadReplicas(b); err != nil {
-		return err
-	}
-	for _, tp := range c.ctx.allPartitions() {
-		c.refreshPartitionState(tp)
+	for tp, state := range cachedPartitionStates(c.ctx) {
+		c.ctx.states[tp] = state
 	}
 	deletions, err := c.childrenW(kafkazk.DeleteTopicsPath, ctlEvent{"TopicDeletion", c.processTopicDeletion})
 	if err != nil {
 		return err
 	}
-	for _, t := range deletions {
-		if _, ok := c.ctx.assignments[t]; ok {
-			c.ctx.topicsToDelete[t] = true
-		}
+	// Unknown topics' markers are removed below, by
+	// processTopicDeletionMarkers.
+	toDelete, _ := decideDeletionMarkers(c.ctx, deletions)
+	for _, t := range toDelete {
+		c.ctx.topicsToDelete[t] = true
 	}
 	if err := c.triggerOnlinePartitionStateChange(b); err != nil {
 		return err
@@ -245,31 +238,3 @@ func (c *Controller) topicZNodeOf(topic string) kafkazk.TopicZNode {
 }
 
 func isSequentialChild(name, prefix string) bool { return strings.HasPrefix(name, prefix) }
-
-// offlineDeadReplicas moves every replica hosted on a broker that is not
-// alive to OfflineReplica.
-func (c *Controller) offlineDeadReplicas(b *requestBatch) error {
-	dead := map[int32][]kafkazk.TopicPartition{}
-	for _, tp := range c.ctx.allPartitions() {
-		a, ok := c.ctx.assignment(tp)
-		if !ok || c.ctx.topicsToDelete[tp.Topic] {
-			continue
-		}
-		for _, r := range a.Replicas {
-			if !c.ctx.isLive(r) {
-				dead[r] = append(dead[r], tp)
-			}
-		}
-	}
-	ids := make([]int32, 0, len(dead))
-	for id := range dead {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		if err := c.replicasOffline(b, id, dead[id]); err != nil {
-			return err
-		}
-	}
-	return nil
-}

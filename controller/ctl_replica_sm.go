@@ -8,15 +8,9 @@ import (
 // Only the transitions that send requests or write ZooKeeper are modelled;
 // the replica states themselves follow from the context.
 
-// replicasOnline is → OnlineReplica: each partition's current state goes to
-// broker in a LeaderAndIsr. Partitions without a state znode yet (New) get
-// theirs when they are initialized.
-func (c *Controller) replicasOnline(b *requestBatch, broker int32, tps []kafkazk.TopicPartition) {
-	addReplicasOnline(c.ctx, b, broker, tps)
-}
-
-// addReplicasOnline queues replicasOnline's LeaderAndIsrs; it reads only
-// the context.
+// addReplicasOnline is → OnlineReplica: each partition's current state
+// goes to broker in a LeaderAndIsr. Partitions without a state znode yet
+// (New) get theirs when they are initialized. It reads only the context.
 func addReplicasOnline(ctx *controllerContext, b *requestBatch, broker int32, tps []kafkazk.TopicPartition) {
 	for _, tp := range tps {
 		if ctx.topicsToDelete[tp.Topic] {
