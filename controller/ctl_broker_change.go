@@ -66,13 +66,9 @@ func (c *Controller) onBrokerFailure(dead []int32) error {
 		return err
 	}
 	for _, id := range dead {
-		var tps []kafkazk.TopicPartition
-		for _, tp := range c.ctx.partitionsOnBroker(id) {
-			if c.ctx.topicsToDelete[tp.Topic] {
-				c.markDeletionUnsent(tp, id)
-				continue
-			}
-			tps = append(tps, tp)
+		tps, deleting := replicasOfDeadBroker(c.ctx, id)
+		for _, tp := range deleting {
+			c.markDeletionUnsent(tp, id)
 		}
 		if err := c.replicasOffline(b, id, tps); err != nil {
 			return err

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -31,27 +30,10 @@ func (c *Controller) handleResponse(broker int32, req kmsg.Request, resp kmsg.Re
 // needs a new leader. Other per-partition errors (notably
 // STALE_CONTROLLER_EPOCH for a state the broker already has) are normal.
 func (c *Controller) handleLeaderAndIsrResponse(broker int32, r *kmsg.LeaderAndISRResponse) error {
-	if r.ErrorCode != 0 {
-		c.log.Warn("LeaderAndIsr failed", "broker", broker, "err", kerr.ErrorForCode(r.ErrorCode))
+	failed, err := storageErrorPartitions(c.ctx, r)
+	if err != nil {
+		c.log.Warn("LeaderAndIsr failed", "broker", broker, "err", err)
 		return nil
-	}
-	names := map[[16]byte]string{}
-	for t, id := range c.ctx.topicIDs {
-		names[id] = t
-	}
-	var failed []kafkazk.TopicPartition
-	check := func(topic string, p kmsg.LeaderAndISRResponseTopicPartition) {
-		if p.ErrorCode == kerr.KafkaStorageError.Code {
-			failed = append(failed, kafkazk.TopicPartition{Topic: topic, Partition: p.Partition})
-		}
-	}
-	for _, p := range r.Partitions {
-		check(p.Topic, p)
-	}
-	for _, t := range r.Topics {
-		for _, p := range t.Partitions {
-			check(names[t.TopicID], p)
-		}
 	}
 	if len(failed) == 0 {
 		return nil
