@@ -36,29 +36,41 @@
 // (ctl_channel.go) keeps one ordered queue per broker and retries until
 // the broker goes away.
 //
-// Decisions and their executors: the decisions in ctl_decide.go are pure
-// functions of the context and what was read for the event — broker
-// changes (decideBrokerChange, partitionsLosingLeader,
-// decideBrokerStartup), ISR change
-// notifications (decideIsrChange), leader elections of every strategy
-// (decideElection), ISR removal (decideIsrRemoval) and the first state of
-// new partitions (decideNewPartitions) — returning the context updates,
-// the state-znode writes and the request batch. The event handlers are
-// their executors: they read ZooKeeper, write conditionally, retry on a
-// version conflict, update the context and send. An offline election that
-// needs the topic's unclean setting says so (decision.needUncleanConfig)
-// and the executor reads it. The other handlers — failover, topic and
-// partition changes, deletion, reassignment, config changes, log-dir
-// events, controlled shutdown — still decide between their own reads and
-// writes, though every leadership change they make goes through the pure
-// decisions above. Unit tests call the pure decisions directly, and drive
-// the loop with runUntilIdle over zkstore's in-memory tree and
-// controllertest's recording channel, so their histories are
-// deterministic.
+// Decisions and their executors: every event's decision is a pure
+// function of the context and what the executor read for it, returning
+// the context updates, the znode writes and the request batch; none reads
+// ZooKeeper, a clock or a random source, or changes the context. They
+// live in ctl_decide.go — broker changes (decideBrokerChange,
+// partitionsLosingLeader, decideBrokerStartup), ISR change notifications
+// (decideIsrChange), leader elections of every strategy (decideElection),
+// ISR removal (decideIsrRemoval), the first state of new partitions
+// (decideNewPartitions) — and in a ctl_decide_<x>.go per event: controlled
+// shutdown (decideControlledShutdown, controlledShutdownRemaining), topic
+// deletion (decideDeletionMarkers, decideResumeDeletions,
+// decideStopReplicaResponse), reassignment (decideAlterReassignment,
+// decideReassignment, decideReassignmentCompletion,
+// decideLeaderEpochBump, reassignmentsToResume), ElectLeaders and the auto
+// rebalance (decideElectLeaders, electLeadersResults,
+// decideAutoRebalance), log-dir events (decideLogDirEvents), config
+// changes (newConfigChanges, configChangeTopic, uncleanSetting,
+// uncleanEnabledPartitions), topic and partition changes
+// (decideTopicChange, decideTopicLoad, decidePartitionModifications),
+// failover (decideFailover, deadReplicas, cachedPartitionStates) and
+// LeaderAndIsr responses (storageErrorPartitions). The event handlers
+// are their executors: they read ZooKeeper, write conditionally, retry on
+// a version conflict, update the context and send. Where a decision needs
+// a read that depends on an earlier step, the executor reads between two
+// decisions: an offline election that needs the topic's unclean setting
+// says so (decision.needUncleanConfig); a reassignment's completion is
+// decided on the state znode read after its first step; a topic without
+// an id gets one the executor draws from Config.NewTopicID. Unit tests
+// call the pure decisions directly, and drive the loop with runUntilIdle
+// over zkstore's in-memory tree and controllertest's recording channel,
+// so their histories are deterministic.
 //
 // Invariants:
 //   - Only the event goroutine touches a Controller's context and
-//     watches; everything else enqueues. Every decision re-reads the state
+//     watches; everything else enqueues. Every executor re-reads the state
 //     znodes it writes and writes them conditionally on the version read.
 //   - Per broker, requests leave in the order decided: within one decision
 //     LeaderAndIsr, then UpdateMetadata, then StopReplica; the live-broker
