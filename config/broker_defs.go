@@ -59,6 +59,7 @@ var brokerDefs = []brokerDef{
 	{"log.retention.hours", "168", tInt, false, check(tInt, nil)},
 	{"log.retention.bytes", "-1", tLong, false, i64(func(c *Config) *int64 { return &c.LogRetentionBytes }, tLong, nil)},
 	{"log.retention.check.interval.ms", "300000", tLong, false, ms(func(c *Config) *time.Duration { return &c.LogRetentionCheckInterval }, atLeast(1))},
+	{"producer.id.expiration.ms", "86400000", tInt, false, ms(func(c *Config) *time.Duration { return &c.ProducerIDExpiration }, atLeast(1))},
 	{"log.segment.delete.delay.ms", "60000", tLong, false, ms(func(c *Config) *time.Duration { return &c.LogSegmentDeleteDelay }, atLeast(0))},
 	{"log.flush.interval.messages", maxLong, tLong, false, i64(func(c *Config) *int64 { return &c.LogFlushIntervalMessages }, tLong, atLeast(1))},
 	{"log.flush.interval.ms", "", tLong, true, ms(func(c *Config) *time.Duration { return &c.LogFlushInterval }, nil)},

@@ -46,6 +46,7 @@ type Config struct {
 	LogRetentionBytes                     int64 // -1 = unlimited
 	LogRetentionCheckInterval             time.Duration
 	LogSegmentDeleteDelay                 time.Duration
+	ProducerIDExpiration                  time.Duration // producer.id.expiration.ms
 	LogFlushIntervalMessages              int64
 	LogFlushInterval                      time.Duration // unset = never
 	LogFlushOffsetCheckpointInterval      time.Duration

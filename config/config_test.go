@@ -53,6 +53,7 @@ func TestDefaults(t *testing.T) {
 		{"log.retention", c.LogRetention, 168 * time.Hour},
 		{"log.retention.bytes", c.LogRetentionBytes, int64(-1)},
 		{"log.retention.check.interval.ms", c.LogRetentionCheckInterval, 5 * time.Minute},
+		{"producer.id.expiration.ms", c.ProducerIDExpiration, 24 * time.Hour},
 		{"log.flush.interval.messages", c.LogFlushIntervalMessages, int64(math.MaxInt64)},
 		{"log.flush.interval.ms", c.LogFlushInterval, time.Duration(math.MaxInt64)},
 		{"log.index.interval.bytes", c.LogIndexIntervalBytes, int32(4096)},

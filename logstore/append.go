@@ -10,6 +10,15 @@ func (l *FileLog) AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTi
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
+	// Duplicate detection under the log's lock, so that no append of the
+	// same producer slips between the check and the write.
+	dup, err := l.producers.checkAsLeader(batches)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	if dup != nil {
+		return duplicateInfo(dup), nil
+	}
 	return l.appendLocked(batches, stampAsLeader(batches, l.logEndOffset(), leaderEpoch, logAppendTime))
 }
 
@@ -93,6 +102,7 @@ func (l *FileLog) appendLocked(batches []Batch, info AppendInfo) (AppendInfo, er
 	if len(l.buf) > 1<<20 {
 		l.buf = nil // do not pin a huge buffer after one large append
 	}
+	l.producers.update(batches)
 	if l.maybeAssignEpochs(batches) {
 		if err := l.writeEpochs(); err != nil {
 			l.logger.Warn("write leader-epoch-checkpoint", "err", err)

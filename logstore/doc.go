@@ -24,8 +24,9 @@
 // (record batches exactly as produced, with baseOffset and
 // partitionLeaderEpoch stamped), `.index` (sparse 8-byte relOffset/position
 // entries, one per log.index.interval.bytes), `.timeindex` (12-byte
-// timestamp/relOffset entries), plus `leader-epoch-checkpoint` and
-// `partition.metadata`.
+// timestamp/relOffset entries), `.snapshot` (the producer table as of that
+// offset, Kafka's ProducerSnapshot layout; written at each roll and at
+// close), plus `leader-epoch-checkpoint` and `partition.metadata`.
 //
 // Invariants:
 //   - Offsets strictly increase through a log; segments are ascending by
@@ -51,14 +52,16 @@
 //     file per segment (no grouping). Tombstones go once their segment's
 //     largest timestamp is older than delete.retention.ms (Kafka 3.x
 //     stamps a KIP-534 delete horizon instead). Control batches are kept.
-//   - No producer-state snapshots and no .txnindex.
+//   - No .txnindex. Producer-state snapshots are written synchronously at
+//     roll and close (docs/producer-snapshots.md).
 //   - No segment.jitter; leader-epoch truncations are written
 //     synchronously (3.9 writes them asynchronously).
 //   - Retention is bounded by the high watermark only once the replica
 //     layer calls SetHighWatermark (HighWatermarkSetter).
 //
 // Locks: FileLog.mu (RWMutex) guards a log's segment list, its segments'
-// in-memory state and the epoch cache. Appends and structural changes take
+// in-memory state, the epoch cache and the producer table (so a leader's
+// duplicate check and its append are one critical section). Appends and structural changes take
 // it exclusively; Read takes it shared only to locate the bytes, and the
 // returned ReadResult is written (sendfile / pread) without it. Order:
 // FileLog.maintainMu → FileLog.flushMu → FileLog.mu. Manager.mu guards the

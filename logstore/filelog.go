@@ -28,6 +28,9 @@ type FileLogOptions struct {
 	// only segments whose indexes are broken are re-read.
 	CleanShutdown bool
 	Logger        *slog.Logger
+	// ProducerIDExpiration is producer.id.expiration.ms; 0 means
+	// DefaultProducerIDExpiration.
+	ProducerIDExpiration time.Duration
 	// Now defaults to time.Now; tests inject a clock for segment.ms.
 	Now func() time.Time
 }
@@ -47,6 +50,10 @@ type FileLog struct {
 	unflushed      int64 // records appended since the last flush
 	lastFlush      time.Time
 	buf            []byte // reused to join a multi-batch append into one write
+	// producers is the producer table, updated by every append; snapshots
+	// are the offsets of its snapshot files on disk, ascending.
+	producers producerTable
+	snapshots []int64
 
 	flushMu    sync.Mutex // serialises flushes so the recovery point only grows
 	maintainMu sync.Mutex // one retention/compaction pass at a time
@@ -68,7 +75,8 @@ func OpenFileLog(dir string, cfg Config, opts FileLogOptions) (*FileLog, error) 
 		return nil, err
 	}
 	cfg = normalizeConfig(cfg)
-	l := &FileLog{dir: dir, cfg: cfg, logger: opts.Logger, now: opts.Now, highWatermark: 1<<63 - 1}
+	l := &FileLog{dir: dir, cfg: cfg, logger: opts.Logger, now: opts.Now, highWatermark: 1<<63 - 1,
+		producers: newProducerTable(opts.ProducerIDExpiration)}
 	if l.logger == nil {
 		l.logger = slog.Default()
 	}
@@ -226,6 +234,11 @@ func (l *FileLog) roll(base int64) error {
 	if err := old.makeInactive(); err != nil {
 		return err
 	}
+	// The table as of the new segment's start, as Kafka's roll takes it:
+	// a later load replays from here instead of from the log's start.
+	if err := l.takeSnapshotLocked(false); err != nil {
+		return err
+	}
 	s, err := newSegment(l.dir, base, l.cfg, l.now())
 	if err != nil {
 		return err
@@ -314,6 +327,11 @@ func (l *FileLog) Close() error {
 	}
 	var errs []error
 	if err := l.active().makeInactive(); err != nil {
+		errs = append(errs, err)
+	}
+	// A clean shutdown leaves the table at the log end, so the next start
+	// reads it instead of replaying.
+	if err := l.takeSnapshotLocked(true); err != nil {
 		errs = append(errs, err)
 	}
 	for _, s := range l.segments {

@@ -118,7 +118,7 @@ func (l *FileLog) load(opts FileLogOptions) error {
 	} else {
 		l.recoveryPoint = min(max(opts.RecoveryPoint, 0), l.logEndOffset())
 	}
-	return nil
+	return l.loadProducers()
 }
 
 // cleanDir deletes temporary and orphan files, completes interrupted

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/kbroker/kbroker/logstore/producerstate"
 )
 
 // Log is one partition's log: an ordered sequence of magic-v2 record batches
@@ -22,11 +24,23 @@ type Log interface {
 	// When logAppendTime >= 0, every batch's maxTimestamp is set to it and its
 	// timestamp-type bit is set, recomputing the CRC, as Kafka does for topics
 	// with message.timestamp.type=LogAppendTime.
+	// A batch with a producer id is first checked against the producer
+	// table under the same lock: a retried batch is not appended again
+	// (AppendInfo.Duplicate), an epoch or sequence out of place is a kerr
+	// error (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER).
 	AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTime int64) (AppendInfo, error)
 
 	// AppendAsFollower appends batches whose offsets were assigned by a
-	// leader. The first batch's base offset must equal LogEndOffset.
+	// leader. The first batch's base offset must equal LogEndOffset. The
+	// producer table is updated without checks: the leader made them.
 	AppendAsFollower(batches []Batch) (AppendInfo, error)
+
+	// ActiveProducers copies the producer table (DescribeProducers), by
+	// ascending producer id. Every append, a leader's or a follower's,
+	// updates the table; truncations rebuild it, retention and
+	// DeleteRecords drop producers whose batches are all gone, and
+	// Maintain expires those idle for producer.id.expiration.ms.
+	ActiveProducers() []producerstate.Producer
 
 	// Read returns batches starting with the one that holds startOffset, up
 	// to maxBytes, never including a batch whose base offset is >= maxOffset
@@ -132,6 +146,10 @@ type AppendInfo struct {
 	LogAppendTime int64 // -1 unless LogAppendTime was applied
 	MaxTimestamp  int64
 	Bytes         int
+	// Duplicate is set when AppendAsLeader recognised a retried batch of an
+	// idempotent producer: nothing was appended, and FirstOffset and
+	// LastOffset are where the batch went the first time.
+	Duplicate bool
 }
 
 // ReadResult is a view of log bytes: record batches, whole, in offset order.

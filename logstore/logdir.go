@@ -156,6 +156,8 @@ func (m *Manager) loadDir(d *logDir) error {
 			LogStartOffset: ls[key],
 			CleanShutdown:  d.cleanShutdown,
 			Logger:         m.opts.Logger,
+
+			ProducerIDExpiration: m.opts.ProducerIDExpiration,
 		})
 		if err != nil {
 			return err

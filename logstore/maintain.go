@@ -41,6 +41,7 @@ func (l *FileLog) applyRetention(now time.Time) error {
 	if l.closed {
 		return ErrClosed
 	}
+	l.producers.expire(now)
 	n := deletableSegments(l.segmentInfos(), l.cfg, now.UnixMilli(), l.logStartOffset, l.logEndOffset(), l.highWatermark)
 	if n == 0 {
 		return nil
@@ -68,6 +69,7 @@ func (l *FileLog) deleteLeadingSegments(n int) error {
 			errs = append(errs, l.writeEpochs())
 		}
 	}
+	errs = append(errs, l.afterLogStartMovedLocked())
 	return errors.Join(errs...)
 }
 
@@ -94,6 +96,8 @@ func (l *FileLog) DeleteRecordsBefore(offset int64) error {
 	}
 	if n > 0 {
 		errs = append(errs, l.deleteLeadingSegments(n))
+	} else {
+		errs = append(errs, l.afterLogStartMovedLocked())
 	}
 	return errors.Join(errs...)
 }
@@ -127,9 +131,11 @@ func (l *FileLog) TruncateTo(offset int64) error {
 	leo := l.logEndOffset()
 	l.recoveryPoint = min(l.recoveryPoint, leo)
 	if l.epochs.TruncateFromEnd(leo) {
-		return l.writeEpochs()
+		if err := l.writeEpochs(); err != nil {
+			return err
+		}
 	}
-	return nil
+	return l.truncateProducersLocked()
 }
 
 func (l *FileLog) TruncateFullyAndStartAt(offset int64) error {
@@ -154,7 +160,7 @@ func (l *FileLog) truncateFullyLocked(offset int64) error {
 	l.logStartOffset = offset
 	l.recoveryPoint = offset
 	l.epochs.entries = nil
-	errs = append(errs, l.writeEpochs())
+	errs = append(errs, l.writeEpochs(), l.truncateFullyProducersLocked())
 	return errors.Join(errs...)
 }
 

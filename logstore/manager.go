@@ -30,6 +30,8 @@ type ManagerOptions struct {
 	FlushCheckInterval time.Duration
 	// CheckpointInterval is log.flush.offset.checkpoint.interval.ms (60 s).
 	CheckpointInterval time.Duration
+	// ProducerIDExpiration is producer.id.expiration.ms (one day).
+	ProducerIDExpiration time.Duration
 }
 
 // PartitionLog is one hosted partition.
@@ -186,7 +188,7 @@ func (m *Manager) GetOrCreate(topic string, partition int32, topicID [16]byte, c
 	}
 	d := m.leastLoadedDir()
 	dir := filepath.Join(d.path, fmt.Sprintf("%s-%d", topic, partition))
-	l, err := OpenFileLog(dir, cfg, FileLogOptions{CleanShutdown: true, Logger: m.opts.Logger})
+	l, err := OpenFileLog(dir, cfg, FileLogOptions{CleanShutdown: true, Logger: m.opts.Logger, ProducerIDExpiration: m.opts.ProducerIDExpiration})
 	if err != nil {
 		return nil, err
 	}

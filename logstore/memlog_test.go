@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/kbroker/kbroker/logstore/producerstate"
 )
 
 // MemLog is FileLog's in-memory twin, for logstore's own tests: the same
@@ -24,6 +26,9 @@ type MemLog struct {
 	closed         bool
 	highWatermark  int64
 	now            func() time.Time
+	// producers is rebuilt from the batches themselves after a
+	// truncation: a MemLog keeps no snapshots.
+	producers producerTable
 }
 
 type memSegment struct {
@@ -44,7 +49,7 @@ var (
 
 // NewMemLog returns an empty log starting at offset 0.
 func NewMemLog(cfg Config) *MemLog {
-	l := &MemLog{cfg: normalizeConfig(cfg), now: time.Now, highWatermark: 1<<63 - 1}
+	l := &MemLog{cfg: normalizeConfig(cfg), now: time.Now, highWatermark: 1<<63 - 1, producers: newProducerTable(0)}
 	l.segments = []*memSegment{l.newSegment(0)}
 	return l
 }
@@ -141,6 +146,13 @@ func (l *MemLog) AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTim
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
+	dup, err := l.producers.checkAsLeader(batches)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	if dup != nil {
+		return duplicateInfo(dup), nil
+	}
 	return l.appendLocked(batches, stampAsLeader(batches, l.active().nextOffset, leaderEpoch, logAppendTime))
 }
 
@@ -189,6 +201,7 @@ func (l *MemLog) appendLocked(batches []Batch, info AppendInfo) (AppendInfo, err
 		b := Batch{Header: batches[i].Header, Raw: bytes.Clone(batches[i].Raw)}
 		s.add(b)
 		l.epochs.assignFromBatch(&b.Header)
+		l.producers.updateHeader(&b.Header)
 	}
 	info.LastOffset, info.MaxTimestamp, info.Bytes = last, maxTs, total
 	return info, nil
@@ -317,6 +330,7 @@ func (l *MemLog) Maintain(now time.Time) error {
 	if l.closed {
 		return ErrClosed
 	}
+	l.producers.expire(now)
 	n := deletableSegments(l.infos(), l.cfg, now.UnixMilli(), l.logStartOffset, l.active().nextOffset, l.highWatermark)
 	if n == len(l.segments) {
 		l.segments = append(l.segments, l.newSegment(l.active().nextOffset))
@@ -336,6 +350,7 @@ func (l *MemLog) dropLeading(n int) {
 		l.logStartOffset = b
 		l.epochs.TruncateFromStart(b)
 	}
+	l.producers.state.Evict(l.logStartOffset)
 }
 
 func (l *MemLog) compact(now time.Time) error {
@@ -385,6 +400,7 @@ func (l *MemLog) DeleteRecordsBefore(offset int64) error {
 	if n > 0 {
 		l.dropLeading(n)
 	}
+	l.producers.state.Evict(l.logStartOffset)
 	return nil
 }
 
@@ -415,6 +431,16 @@ func (l *MemLog) TruncateTo(offset int64) error {
 	l.segments[n-1] = s
 	l.recoveryPoint = min(l.recoveryPoint, s.nextOffset)
 	l.epochs.TruncateFromEnd(s.nextOffset)
+	if l.producers.state.Len() > 0 {
+		l.producers.state.Clear()
+		for _, seg := range l.segments {
+			for i := range seg.batches {
+				l.producers.updateHeader(&seg.batches[i].Header)
+			}
+		}
+		l.producers.expire(l.now())
+		l.producers.state.Evict(l.logStartOffset)
+	}
 	return nil
 }
 
@@ -429,6 +455,7 @@ func (l *MemLog) truncateFully(offset int64) {
 	l.segments = []*memSegment{l.newSegment(offset)}
 	l.logStartOffset, l.recoveryPoint = offset, offset
 	l.epochs.entries = nil
+	l.producers.state.Clear()
 }
 
 func (l *MemLog) Flush() error {
@@ -446,3 +473,9 @@ func (l *MemLog) Close() error {
 }
 
 func (l *MemLog) Delete() error { return l.Close() }
+
+func (l *MemLog) ActiveProducers() []producerstate.Producer {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.producers.state.Sorted()
+}

@@ -7,8 +7,10 @@
 //
 // API: New and NewLeader build a Partition; BecomeLeader, BecomeFollower
 // and Stop apply the controller's LeaderAndIsr and StopReplica. As leader:
-// CheckProduce and AppendAsLeader append a produce request's validated
-// batches, ProduceWaitState is what an acks=-1 produce's verdict reads,
+// AppendAsLeader is the whole write of a produce request's validated
+// batches — leadership and min.insync.replicas checks, then the log's
+// producer-state check, append and update — under one lock;
+// ProduceWaitState is what an acks=-1 produce's verdict reads,
 // Read serves consumers below the HW, ReadForFollower serves a follower's
 // fetch (with KIP-320's last-fetched-epoch check) and records its progress,
 // which moves the HW and may expand the ISR; MaybeShrinkIsr is the ISR
@@ -21,9 +23,9 @@
 // leadership or an ISR change a Partition has Options.Delayed (the
 // broker's purgatory) check the acks=-1 produces and long-polling fetches
 // waiting on it, whose verdicts (DelayedProduce, DelayedFetch) are pure
-// functions here. Attached holds per-partition state of the layers above
-// (the data path's producer table), so that it lives and dies with the
-// partition.
+// functions here. Producer state is the log's: every append, as leader or
+// follower, updates it, so a follower that becomes leader already knows
+// every producer.
 //
 // Invariants: HW <= LEO; the HW never moves backwards on a leader; leader
 // epochs never decrease; the leader stays in its ISR. LeaderState keeps
@@ -31,9 +33,8 @@
 //
 // Locks: Partition.mu guards the partition's leader and follower state and
 // is never held while waiting; the log has its own lock and is called with
-// mu held only for appends, which keeps HW updates ordered with appends.
-// The ISR znode write happens outside mu. The server's per-partition append
-// lock (in the attached state) is taken before mu.
-// Delayed operations are checked only after mu is released (their checks
-// take mu), never under it.
+// mu held only for appends, which keeps HW updates ordered with appends and
+// the min-ISR check atomic with the append (Partition.mu → the log's lock).
+// The ISR znode write happens outside mu. Delayed operations are checked
+// only after mu is released (their checks take mu), never under it.
 package replica

@@ -113,7 +113,7 @@ func TestManagerCheckpointsHighWatermarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.AppendAsLeader(batches, -1); err != nil {
+	if _, err := p.AppendAsLeader(batches, 1, AppendRules{LogAppendTime: -1}); err != nil {
 		t.Fatal(err)
 	}
 	if hw := p.HighWatermark(); hw != 2 {

@@ -28,12 +28,6 @@ type Partition struct {
 	log  logstore.Log
 	opts Options
 
-	// attached is state that layers above keep per partition (the data
-	// path's producer table and append lock); it lives and dies with the
-	// partition, so a deleted and recreated topic starts clean.
-	attachOnce sync.Once
-	attached   any
-
 	mu sync.Mutex
 	// Exactly one of leaderState and followerState is in use: leaderState
 	// while leader is true.
@@ -236,13 +230,6 @@ func (p *Partition) unlock() {
 	}
 }
 
-// Attached returns the partition's attached state, creating it with init
-// on first use. Every caller must pass an init returning the same type.
-func (p *Partition) Attached(init func() any) any {
-	p.attachOnce.Do(func() { p.attached = init() })
-	return p.attached
-}
-
 // Log is the partition's local log.
 func (p *Partition) Log() logstore.Log { return p.log }
 
@@ -292,28 +279,33 @@ func (p *Partition) Isr() []int32 {
 func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
 func (p *Partition) LogEndOffset() int64   { return p.log.LogEndOffset() }
 
-// CheckProduce is the check made before a produce touches the log: only
-// the leader appends, and an acks=-1 write needs an ISR of at least
-// min.insync.replicas (NOT_ENOUGH_REPLICAS).
-func (p *Partition) CheckProduce(acks int16) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.leader {
-		return kerr.NotLeaderForPartition
-	}
-	return p.leaderState.CheckProduceBeforeAppend(acks)
+// AppendRules are the topic's settings a leader append applies.
+type AppendRules struct {
+	// LogAppendTime, when >= 0, stamps every batch with it
+	// (message.timestamp.type=LogAppendTime); -1 keeps CreateTime.
+	LogAppendTime int64
 }
 
-// AppendAsLeader appends validated batches, stamping the leader epoch.
-// logAppendTime >= 0 applies LogAppendTime.
-func (p *Partition) AppendAsLeader(batches []logstore.Batch, logAppendTime int64) (logstore.AppendInfo, error) {
+// AppendAsLeader is the leader's whole write, under mu as Kafka's
+// Partition.appendRecordsToLeader runs under leaderIsrUpdateLock, so that
+// neither the leadership nor the ISR changes between the checks and the
+// append: only the leader appends (NOT_LEADER_OR_FOLLOWER); an acks=-1
+// write needs an ISR of at least min.insync.replicas (NOT_ENOUGH_REPLICAS,
+// nothing appended); then the log checks the batch against its producer
+// table, appends it stamped with the leader epoch and records it, under
+// its own lock. A retried batch of an idempotent producer comes back with
+// AppendInfo.Duplicate and its original offsets.
+func (p *Partition) AppendAsLeader(batches []logstore.Batch, acks int16, rules AppendRules) (logstore.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.unlock()
 	if !p.leader {
 		return logstore.AppendInfo{}, kerr.NotLeaderForPartition
 	}
-	info, err := p.log.AppendAsLeader(batches, p.leaderState.LeaderEpoch(), logAppendTime)
-	if err != nil {
+	if err := p.leaderState.CheckProduceBeforeAppend(acks); err != nil {
+		return logstore.AppendInfo{}, err
+	}
+	info, err := p.log.AppendAsLeader(batches, p.leaderState.LeaderEpoch(), rules.LogAppendTime)
+	if err != nil || info.Duplicate {
 		return info, err
 	}
 	// Wake on every append, not only on HW moves: followers' long-polling

@@ -20,7 +20,7 @@ func appendOne(t *testing.T, p *Partition, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.AppendAsLeader([]logstore.Batch{bt}, -1); err != nil {
+	if _, err := p.AppendAsLeader([]logstore.Batch{bt}, 1, AppendRules{LogAppendTime: -1}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -88,16 +88,6 @@ func TestDeleteRecordsBefore(t *testing.T) {
 	}
 }
 
-func TestAttachedIsCreatedOnce(t *testing.T) {
-	p := NewLeader("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0)
-	calls := 0
-	init := func() any { calls++; return new(int) }
-	a, b := p.Attached(init), p.Attached(init)
-	if calls != 1 || a != b {
-		t.Fatalf("init called %d times, same value %v", calls, a == b)
-	}
-}
-
 // triedOp is a delayed operation that never completes by itself; it
 // counts how often it was checked.
 type triedOp struct{ tries int }
@@ -107,6 +97,8 @@ func (o *triedOp) TryComplete(time.Time) bool { o.tries++; return false }
 // One delayed operation hears every partition it watches, without
 // blocking the appender, and nothing once it completed; another
 // operation's watch is unaffected.
+// One watch channel hears every partition it is registered with, without
+// blocking the appender when nobody drains it, and nothing after Unwatch.
 func TestWatchPokesWithoutBlocking(t *testing.T) {
 	clock := purgatorytest.NewClock(time.Unix(0, 0))
 	purg := purgatory.New[*Partition](clock)

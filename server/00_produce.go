@@ -28,7 +28,6 @@ import (
 
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
-	"github.com/kbroker/kbroker/server/producerstate"
 )
 
 func init() { register(kmsg.Produce.Int16(), 0, 11, handleProduce) }
@@ -81,11 +80,7 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 			}
 			var lastOffset int64
 			if err == nil {
-				// NOT_ENOUGH_REPLICAS before anything is appended.
-				err = p.CheckProduce(r.Acks)
-			}
-			if err == nil {
-				lastOffset, err = b.data.produceToPartition(p, rp.Records, req.Version, rules, now, &sp)
+				lastOffset, err = b.data.produceToPartition(p, rp.Records, req.Version, r.Acks, rules, now, &sp)
 			}
 			if err != nil {
 				sp.ErrorCode = errCode(err)
@@ -112,45 +107,29 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 	return produceWait(b.delayed, resp, pending, time.Duration(r.TimeoutMillis)*time.Millisecond)
 }
 
-// produceToPartition validates and appends one partition's records and
-// fills sp with the outcome. It returns the offset of the batch's last
-// record, which an acks=-1 answer waits to see committed.
-func (d *dataPath) produceToPartition(p *replica.Partition, records []byte, version int16, rules produceRules, now int64, sp *kmsg.ProduceResponseTopicPartition) (int64, error) {
+// produceToPartition validates one partition's records and appends them
+// through the partition's one leader write path (min.insync.replicas,
+// producer state, append), and fills sp with the outcome. It returns the
+// offset of the batch's last record, which an acks=-1 answer waits to see
+// committed.
+func (d *dataPath) produceToPartition(p *replica.Partition, records []byte, version, acks int16, rules produceRules, now int64, sp *kmsg.ProduceResponseTopicPartition) (int64, error) {
 	batches, err := validateProduce(records, version, rules, now)
 	if err != nil {
 		return -1, err
-	}
-	pd := d.partData(p)
-	pd.appendMu.Lock()
-	defer pd.appendMu.Unlock()
-	h := &batches[0].Header
-	var ps *producerstate.State
-	if h.ProducerID >= 0 {
-		ps, err = pd.producerState(p, time.UnixMilli(now))
-		if err != nil {
-			return -1, err
-		}
-		v, err := ps.Check(producerBatch(h))
-		if err != nil {
-			return -1, err
-		}
-		if v.Duplicate {
-			// A retried batch: answer with where it went the first time.
-			sp.BaseOffset = v.Original.FirstOffset
-			sp.LogStartOffset = p.LogStartOffset()
-			return v.Original.LastOffset, nil
-		}
 	}
 	lat := int64(-1)
 	if rules.logAppendTime {
 		lat = now
 	}
-	info, err := p.AppendAsLeader(batches, lat)
+	info, err := p.AppendAsLeader(batches, acks, replica.AppendRules{LogAppendTime: lat})
 	if err != nil {
 		return -1, err
 	}
-	if ps != nil {
-		ps.Update(producerBatch(h), info.FirstOffset, info.LastOffset)
+	if info.Duplicate {
+		// A retried batch: answer with where it went the first time.
+		sp.BaseOffset = info.FirstOffset
+		sp.LogStartOffset = p.LogStartOffset()
+		return info.LastOffset, nil
 	}
 	sp.BaseOffset = info.FirstOffset
 	sp.LogAppendTime = info.LogAppendTime

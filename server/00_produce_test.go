@@ -264,7 +264,7 @@ func TestProduceWaitForHighWatermark(t *testing.T) {
 	}
 	done := make(chan protocol.Response, 1)
 	go func() { done <- r.Wait(context.Background()) }()
-	if _, err := p.AppendAsLeader([]logstore.Batch{mustBatch(t, 2)}, -1); err != nil {
+	if _, err := p.AppendAsLeader([]logstore.Batch{mustBatch(t, 2)}, -1, replica.AppendRules{LogAppendTime: -1}); err != nil {
 		t.Fatal(err)
 	}
 	select {

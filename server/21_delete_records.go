@@ -48,8 +48,10 @@ func handleDeleteRecords(b *Broker, _ context.Context, req *protocol.Request) pr
 					sp.ErrorCode = errCode(err)
 					break
 				}
+				// The log also forgot the producers whose every batch
+				// is now gone, so their next batch is accepted with
+				// any sequence.
 				sp.LowWatermark = low
-				b.data.afterDeleteRecords(p)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -6,12 +6,10 @@ package server
 
 import (
 	"context"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
-	"github.com/kbroker/kbroker/server/producerstate"
 )
 
 func init() { register(kmsg.DescribeProducers.Int16(), 0, 0, handleDescribeProducers) }
@@ -20,7 +18,6 @@ func handleDescribeProducers(b *Broker, _ context.Context, req *protocol.Request
 	r := req.Body.(*kmsg.DescribeProducersRequest)
 	resp := kmsg.NewPtrDescribeProducersResponse()
 	resp.SetVersion(req.Version)
-	now := time.Now()
 	for _, rt := range r.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
@@ -34,24 +31,15 @@ func handleDescribeProducers(b *Broker, _ context.Context, req *protocol.Request
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			pd := b.data.partData(p)
-			pd.appendMu.Lock()
-			ps, err := pd.producerState(p, now)
-			if err == nil {
-				ps.Producers(func(pr *producerstate.Producer) {
-					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
-					ap.ProducerID = pr.ID
-					ap.ProducerEpoch = int32(pr.Epoch)
-					ap.LastSequence = pr.LastSeq()
-					ap.LastTimestamp = pr.LastTimestamp
-					ap.CoordinatorEpoch = -1
-					ap.CurrentTxnStartOffset = -1
-					sp.ActiveProducers = append(sp.ActiveProducers, ap)
-				})
-			}
-			pd.appendMu.Unlock()
-			if err != nil {
-				sp.ErrorCode = errCode(err)
+			for _, pr := range p.Log().ActiveProducers() {
+				ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
+				ap.ProducerID = pr.ID
+				ap.ProducerEpoch = int32(pr.Epoch)
+				ap.LastSequence = pr.LastSeq()
+				ap.LastTimestamp = pr.LastTimestamp
+				ap.CoordinatorEpoch = pr.CoordinatorEpoch
+				ap.CurrentTxnStartOffset = pr.CurrentTxnFirstOffset
+				sp.ActiveProducers = append(sp.ActiveProducers, ap)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -89,6 +89,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		BrokerID: cfg.BrokerID,
 
 		RetentionCheckInterval: cfg.LogRetentionCheckInterval,
+		ProducerIDExpiration:   cfg.ProducerIDExpiration,
 	})
 	if err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ func replicatedLeader(t *testing.T, clock *purgatorytest.Clock, delayed replica.
 
 func appendBatch(t *testing.T, p *replica.Partition, records int) {
 	t.Helper()
-	if _, err := p.AppendAsLeader([]logstore.Batch{mustBatch(t, records)}, -1); err != nil {
+	if _, err := p.AppendAsLeader([]logstore.Batch{mustBatch(t, records)}, 1, replica.AppendRules{LogAppendTime: -1}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -32,7 +32,7 @@ func BenchmarkProduceWaitCommit(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		info, err := p.AppendAsLeader(batches, -1)
+		info, err := p.AppendAsLeader(batches, 1, replica.AppendRules{LogAppendTime: -1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,14 +7,19 @@
 // API: State is one partition's table. Check decides, for one batch about
 // to be appended, whether it is new (Append), a duplicate (with the
 // original offsets) or refused (a kerr error); Update records an appended
-// batch, also when rebuilding from the log. Evict and Expire drop
-// producers whose data left the log or that have been idle too long.
+// batch, a leader's or a follower's, also when replaying the log. Evict
+// and Expire drop producers whose data left the log or that have been
+// idle too long.
 //
 // Invariants: per producer, the cached batches have strictly increasing
 // offsets and, within one epoch, contiguous sequences (modulo 2^31);
 // at most MaxCachedBatches are kept.
 //
-// Locks: none. A State belongs to one partition and the caller holds the
-// partition's append lock across Check, the log append and Update, so that
-// the sequence check and the append are atomic.
+// Snapshots: EncodeSnapshot and DecodeSnapshot read and write Kafka's
+// producer snapshot files (docs/producer-snapshots.md), which keep each
+// producer's last batch only.
+//
+// Locks: none. A State belongs to one partition's log, which holds its own
+// lock across Check, the append and Update, so that the sequence check and
+// the append are atomic.
 package producerstate

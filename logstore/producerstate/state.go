@@ -1,7 +1,9 @@
 package producerstate
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -23,6 +25,11 @@ type Batch struct {
 	// the batch's last sequence is BaseSequence+LastOffsetDelta (wrapping).
 	LastOffsetDelta int32
 	MaxTimestamp    int64
+	// Transactional marks a batch of an ongoing transaction; Control a
+	// transaction marker, which ends it. Neither is written by clients yet
+	// (no transaction coordinator), but replicated logs may carry them.
+	Transactional bool
+	Control       bool
 }
 
 // LastSequence is the sequence of the batch's last record, wrapping at
@@ -43,12 +50,22 @@ type BatchMetadata struct {
 	Timestamp               int64
 }
 
+// NoOffset marks an absent offset (no ongoing transaction), as Kafka's
+// snapshot writes it.
+const NoOffset int64 = -1
+
 // Producer is one producer id's entry.
 type Producer struct {
 	ID            int64
 	Epoch         int16
 	Batches       []BatchMetadata // oldest first, at most MaxCachedBatches
 	LastTimestamp int64
+	// CoordinatorEpoch is the epoch of the transaction coordinator that
+	// wrote this producer's last marker, -1 when none did.
+	CoordinatorEpoch int32
+	// CurrentTxnFirstOffset is the first offset of the producer's ongoing
+	// transaction, NoOffset when there is none.
+	CurrentTxnFirstOffset int64
 }
 
 // LastSeq is the last sequence written, -1 when none is cached.
@@ -86,6 +103,31 @@ func (s *State) Producers(fn func(*Producer)) {
 	for _, p := range s.producers {
 		fn(p)
 	}
+}
+
+// Sorted returns copies of every entry by ascending producer id: what a
+// snapshot writes and DescribeProducers shows, taken under the caller's
+// lock and used after it.
+func (s *State) Sorted() []Producer {
+	out := make([]Producer, 0, len(s.producers))
+	for _, p := range s.producers {
+		c := *p
+		c.Batches = append([]BatchMetadata(nil), p.Batches...)
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Producer) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Clear forgets every producer (a truncation about to reload).
+func (s *State) Clear() { clear(s.producers) }
+
+// Load puts an entry read from a snapshot into the table, replacing any
+// entry of the same id.
+func (s *State) Load(p Producer) {
+	c := p
+	c.Batches = append([]BatchMetadata(nil), p.Batches...)
+	s.producers[p.ID] = &c
 }
 
 // Verdict is Check's answer.
@@ -152,20 +194,30 @@ func inSequence(last, next int32) bool {
 	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
 }
 
-// Update records a batch appended at [firstOffset, lastOffset]. A newer
-// epoch drops the cached batches of the older one.
+// Update records a batch appended at [firstOffset, lastOffset], by a
+// leader or replicated from one. A newer epoch drops the cached batches of
+// the older one. A transaction marker only moves the epoch and ends the
+// producer's transaction: it has no sequence to remember.
 func (s *State) Update(b Batch, firstOffset, lastOffset int64) {
 	if b.ProducerID < 0 {
 		return
 	}
 	p := s.producers[b.ProducerID]
 	if p == nil {
-		p = &Producer{ID: b.ProducerID, Epoch: b.ProducerEpoch}
+		p = &Producer{ID: b.ProducerID, Epoch: b.ProducerEpoch, CoordinatorEpoch: -1, CurrentTxnFirstOffset: NoOffset}
 		s.producers[b.ProducerID] = p
 	}
 	if b.ProducerEpoch != p.Epoch {
 		p.Epoch = b.ProducerEpoch
 		p.Batches = p.Batches[:0]
+	}
+	if b.Control {
+		p.CurrentTxnFirstOffset = NoOffset
+		p.LastTimestamp = max(p.LastTimestamp, b.MaxTimestamp)
+		return
+	}
+	if b.Transactional && p.CurrentTxnFirstOffset == NoOffset {
+		p.CurrentTxnFirstOffset = firstOffset
 	}
 	if len(p.Batches) == MaxCachedBatches {
 		copy(p.Batches, p.Batches[1:])
@@ -192,10 +244,11 @@ func (s *State) Evict(logStartOffset int64) {
 }
 
 // Expire removes producers idle since before cutoff (a timestamp in ms):
-// producer.id.expiration.ms, which bounds the table.
+// producer.id.expiration.ms, which bounds the table. A producer inside a
+// transaction stays, as in Kafka, since its transaction still needs it.
 func (s *State) Expire(cutoff int64) {
 	for id, p := range s.producers {
-		if p.LastTimestamp < cutoff {
+		if p.LastTimestamp < cutoff && p.CurrentTxnFirstOffset == NoOffset {
 			delete(s.producers, id)
 		}
 	}
