@@ -237,7 +237,7 @@ func (l *FileLog) reloadProducersLocked(offset int64) error {
 	t := &l.producers
 	t.state.Clear()
 	now := l.now()
-	from := int64(-1)
+	from, snapshot := int64(-1), int64(-1)
 	for len(l.snapshots) > 0 && from < 0 {
 		off := l.snapshots[len(l.snapshots)-1]
 		if off > offset {
@@ -266,7 +266,7 @@ func (l *FileLog) reloadProducersLocked(offset int64) error {
 		for _, p := range entries {
 			t.state.Load(p)
 		}
-		from = off
+		from, snapshot = off, off
 	}
 	if from < 0 {
 		from = l.logStartOffset
@@ -283,6 +283,9 @@ func (l *FileLog) reloadProducersLocked(offset int64) error {
 	}
 	t.expire(now)
 	t.state.Evict(l.logStartOffset)
+	if offset > from || snapshot >= 0 {
+		l.logger.Info("loaded producer state", "snapshot", snapshot, "replayed_from", from, "replayed_to", offset, "producers", t.state.Len())
+	}
 	return nil
 }
 

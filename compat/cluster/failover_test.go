@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/kbroker/kbroker/compat/harness"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -81,7 +82,7 @@ func TestControllerFailover(t *testing.T) {
 // new leader from its ISR with a higher leader epoch, and producers (franz-go
 // acks=1 and acks=all, the console producer) carry on after a retry.
 func TestLeaderFailover(t *testing.T) {
-	const topic, partitions = "failover", 6
+	const topic, partitions, witnessPerPartition = "failover", 6, 5
 	c, conn := startWithTopic(t, topic, partitions)
 
 	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
@@ -107,6 +108,22 @@ func TestLeaderFailover(t *testing.T) {
 	oneAck := newClient(t, survivors, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()),
 		kgo.DisableIdempotentWrite(), kgo.RecordDeliveryTimeout(45*time.Second))
 	produceN(t, allAcks, "before", 60)
+	// The witness writes 5 records to every partition before the kill and
+	// nothing after: what a new leader knows of it came from replication.
+	witness := newClient(t, survivors, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	var witnessRecs []*kgo.Record
+	for p := range int32(partitions) {
+		for i := range witnessPerPartition {
+			witnessRecs = append(witnessRecs, &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, "witness-%d-%d", p, i)})
+		}
+	}
+	if err := witness.ProduceSync(testCtx(t, 60*time.Second), witnessRecs...).FirstErr(); err != nil {
+		t.Fatalf("witness produce: %v", err)
+	}
+	wid, wepoch, err := witness.ProducerID(testCtx(t, 10*time.Second))
+	if err != nil {
+		t.Fatalf("witness producer id: %v", err)
+	}
 
 	c.Broker(victim).Kill()
 	ctx := testCtx(t, 60*time.Second)
@@ -156,7 +173,7 @@ func TestLeaderFailover(t *testing.T) {
 	}
 
 	// Every record is readable once.
-	want := 60 + 60 + 60 + 60 + 20
+	want := 60 + 60 + 60 + 60 + 20 + witnessPerPartition*partitions
 	got := consumeAll(t, survivors, topic, want, 60*time.Second)
 	counts := map[string]int{}
 	for _, r := range got {
@@ -176,6 +193,66 @@ func TestLeaderFailover(t *testing.T) {
 		}
 		if wantN := map[bool]int{true: 20, false: 60}[prefix == "console-"]; n != wantN {
 			t.Errorf("%s*: read %d distinct records, want %d", prefix, n, wantN)
+		}
+	}
+
+	// Issue 10: a new leader knows idempotent producers from the batches it
+	// replicated as a follower, with no rebuild: on every partition the
+	// killed broker led, DescribeProducers (answered by the new leader)
+	// lists the witness, which wrote there only before the kill, at its
+	// last sequence, and the acks=all producer under its first id and
+	// epoch with the last sequence of every record it wrote there, before,
+	// across and after the failover. A sequence the new leader had refused
+	// would have made franz-go reset its id, and the counts would not
+	// match.
+	ctx = testCtx(t, 30*time.Second)
+	pid, pepoch, err := allAcks.ProducerID(ctx)
+	if err != nil {
+		t.Fatalf("producer id: %v", err)
+	}
+	wrote := map[int32]int32{}
+	for _, r := range got {
+		v := string(r.Value)
+		if strings.HasPrefix(v, "before-") || strings.HasPrefix(v, "during-") || strings.HasPrefix(v, "after-all-") {
+			wrote[r.Partition]++
+		}
+	}
+	described, err := kadm.NewClient(allAcks).DescribeProducers(ctx, kadm.TopicsSet{topic: nil})
+	if err != nil {
+		t.Fatalf("DescribeProducers: %v", err)
+	}
+	for _, p := range led {
+		dp, ok := described[topic].Partitions[p]
+		if !ok || dp.Err != nil {
+			t.Errorf("DescribeProducers partition %d: %v (answered %v)", p, dp.Err, ok)
+			continue
+		}
+		if dp.Leader == victim {
+			t.Errorf("partition %d described by the killed broker %d", p, victim)
+		}
+		found, witnessFound := false, false
+		for _, ap := range dp.ActiveProducers {
+			if ap.ProducerID == wid {
+				witnessFound = true
+				if ap.ProducerEpoch != wepoch || ap.LastSequence != witnessPerPartition-1 {
+					t.Errorf("partition %d (new leader %d): witness %d epoch %d last sequence %d, want epoch %d and %d",
+						p, dp.Leader, wid, ap.ProducerEpoch, ap.LastSequence, wepoch, witnessPerPartition-1)
+				}
+			}
+			if ap.ProducerID != pid {
+				continue
+			}
+			found = true
+			if ap.ProducerEpoch != pepoch || ap.LastSequence != wrote[p]-1 {
+				t.Errorf("partition %d (new leader %d): producer %d epoch %d last sequence %d, want epoch %d and %d (%d records written)",
+					p, dp.Leader, pid, ap.ProducerEpoch, ap.LastSequence, pepoch, wrote[p]-1, wrote[p])
+			}
+		}
+		if !witnessFound {
+			t.Errorf("partition %d (new leader %d) does not know the witness producer %d, which wrote there before the kill: %+v", p, dp.Leader, wid, dp.ActiveProducers)
+		}
+		if !found && wrote[p] > 0 {
+			t.Errorf("partition %d (new leader %d) does not know producer %d, which wrote %d records there: %+v", p, dp.Leader, pid, wrote[p], dp.ActiveProducers)
 		}
 	}
 }
