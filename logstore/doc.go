@@ -52,8 +52,9 @@
 //     file per segment (no grouping). Tombstones go once their segment's
 //     largest timestamp is older than delete.retention.ms (Kafka 3.x
 //     stamps a KIP-534 delete horizon instead). Control batches are kept.
-//   - No .txnindex. Producer-state snapshots are written synchronously at
-//     roll and close (docs/producer-snapshots.md).
+//   - No .txnindex. Producer-state snapshots are written under the log's
+//     lock at roll (no fsync) and close (fsynced), not in the background
+//     (docs/producer-snapshots.md).
 //   - No segment.jitter; leader-epoch truncations are written
 //     synchronously (3.9 writes them asynchronously).
 //   - Retention is bounded by the high watermark only once the replica
