@@ -12,12 +12,12 @@ func (l *FileLog) AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTi
 	}
 	// Duplicate detection under the log's lock, so that no append of the
 	// same producer slips between the check and the write.
-	dup, err := l.producers.checkAsLeader(batches)
+	orig, dup, err := l.producers.checkAsLeader(batches)
 	if err != nil {
 		return AppendInfo{}, err
 	}
-	if dup != nil {
-		return duplicateInfo(dup), nil
+	if dup {
+		return duplicateInfo(orig), nil
 	}
 	return l.appendLocked(batches, stampAsLeader(batches, l.logEndOffset(), leaderEpoch, logAppendTime))
 }

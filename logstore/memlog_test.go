@@ -146,12 +146,12 @@ func (l *MemLog) AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTim
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
-	dup, err := l.producers.checkAsLeader(batches)
+	orig, dup, err := l.producers.checkAsLeader(batches)
 	if err != nil {
 		return AppendInfo{}, err
 	}
-	if dup != nil {
-		return duplicateInfo(dup), nil
+	if dup {
+		return duplicateInfo(orig), nil
 	}
 	return l.appendLocked(batches, stampAsLeader(batches, l.active().nextOffset, leaderEpoch, logAppendTime))
 }

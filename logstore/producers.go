@@ -61,24 +61,26 @@ var errSeveralProducerBatches = fmt.Errorf("%w: several batches with a producer 
 // are appended (Kafka's UnifiedLog.analyzeAndValidateProducerState for a
 // client append). A duplicate is answered with the original batch's
 // offsets and must not be appended again.
-func (t *producerTable) checkAsLeader(batches []Batch) (dup *producerstate.BatchMetadata, err error) {
+// The original comes back by value: a pointer into the verdict would move
+// it to the heap on every append.
+func (t *producerTable) checkAsLeader(batches []Batch) (original producerstate.BatchMetadata, dup bool, err error) {
 	for i := range batches {
 		h := &batches[i].Header
 		if h.ProducerID < 0 {
 			continue
 		}
 		if len(batches) > 1 {
-			return nil, errSeveralProducerBatches
+			return original, false, errSeveralProducerBatches
 		}
 		v, err := t.state.Check(producerBatch(h))
 		if err != nil {
-			return nil, err
+			return original, false, err
 		}
 		if v.Duplicate {
-			return &v.Original, nil
+			return v.Original, true, nil
 		}
 	}
-	return nil, nil
+	return original, false, nil
 }
 
 // update records appended batches, whose offsets are final.
@@ -100,7 +102,7 @@ func (t *producerTable) expire(now time.Time) {
 }
 
 // duplicateInfo answers a retried batch with where it went the first time.
-func duplicateInfo(m *producerstate.BatchMetadata) AppendInfo {
+func duplicateInfo(m producerstate.BatchMetadata) AppendInfo {
 	return AppendInfo{Duplicate: true, FirstOffset: m.FirstOffset, LastOffset: m.LastOffset, LogAppendTime: -1, MaxTimestamp: m.Timestamp}
 }
 
