@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -357,7 +359,10 @@ func (s *sameSide) normaliseTree(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		out := map[string]any{}
-		for k, x := range v {
+		// In key order: ids are numbered by first appearance, which must
+		// not depend on Go's random map order.
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			x := v[k]
 			switch k {
 			case "ThrottleMillis", "UnknownTags":
 				continue
