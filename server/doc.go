@@ -4,8 +4,8 @@
 // producer state is its log's, in logstore).
 //
 // API: New builds a Broker from a config; Broker.Run serves the listeners
-// until its context ends, then shuts down cleanly (controlled shutdown in
-// cluster mode, then flushes logs and writes the clean-shutdown marker).
+// until its context ends, then shuts down cleanly (controlled shutdown,
+// then flushes logs and writes the clean-shutdown marker).
 // Broker implements protocol.Handler.
 //
 // Every broker runs the cluster path; a broker without zookeeper.connect
