@@ -31,11 +31,15 @@ func (b *Broker) clusterAdmin(op func(context.Context, ClusterControl) error) er
 	return op(ctx, c)
 }
 
-// createClusterTopic has the controller write the topic's znodes, then
-// waits until the metadata cache shows every partition with a leader, so
-// that a client's next Metadata finds the topic (Kafka's
-// DelayedCreatePartitions does the same wait).
-func (b *Broker) createClusterTopic(req CreateTopicRequest) (*Topic, error) {
+// createTopic has the controller write the topic's znodes, then waits
+// until the metadata cache shows every partition with a leader, so that a
+// client's next Metadata finds the topic (Kafka's DelayedCreatePartitions
+// does the same wait). Errors are kerr errors suitable for a CreateTopics
+// response.
+func (b *Broker) createTopic(req CreateTopicRequest) (*Topic, error) {
+	if err := b.cfg.ValidateTopicConfigs(req.Configs); err != nil {
+		return nil, &configError{err}
+	}
 	c := b.cluster.control
 	if c == nil {
 		return nil, kerr.CoordinatorNotAvailable
@@ -89,21 +93,31 @@ func (b *Broker) createClusterTopic(req CreateTopicRequest) (*Topic, error) {
 		}
 		return t, nil
 	}
-	for {
-		if t := b.topic(req.Name); t != nil && int32(len(t.States)) >= n && allLed(t) {
-			return t, nil
-		}
+	err := b.awaitMetadata(ctx, func() bool {
+		t := b.topic(req.Name)
+		return t != nil && int32(len(t.States)) >= n && allLed(t)
+	})
+	// On a timeout the topic may be created but not yet led here: the
+	// client's retry of Metadata will find it.
+	if t := b.topic(req.Name); t != nil {
+		return t, nil
+	}
+	return nil, err
+}
+
+// awaitMetadata waits until done reports that this broker's metadata shows
+// an admin operation's outcome, polling it: the topic table changes only
+// when the controller's requests arrive, a few milliseconds apart. It is
+// REQUEST_TIMED_OUT when ctx ends first.
+func (b *Broker) awaitMetadata(ctx context.Context, done func() bool) error {
+	for !done() {
 		select {
 		case <-ctx.Done():
-			// Created, but not yet visible here: the client's retry of
-			// Metadata will find it.
-			if t := b.topic(req.Name); t != nil {
-				return t, nil
-			}
-			return nil, kerr.RequestTimedOut
-		case <-time.After(20 * time.Millisecond):
+			return kerr.RequestTimedOut
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	return nil
 }
 
 func allLed(t *Topic) bool {

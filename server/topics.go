@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -149,15 +148,6 @@ type CreateTopicRequest struct {
 	Auto bool
 }
 
-// createTopic has the controller create a topic. Errors are kerr errors
-// suitable for a CreateTopics response.
-func (b *Broker) createTopic(req CreateTopicRequest) (*Topic, error) {
-	if err := b.cfg.ValidateTopicConfigs(req.Configs); err != nil {
-		return nil, &configError{err}
-	}
-	return b.createClusterTopic(req)
-}
-
 // collidingTopic returns an existing topic whose name differs only by '.'
 // versus '_' (they collide in metric names, so Kafka refuses them).
 func (b *Broker) collidingTopic(name string) string {
@@ -179,16 +169,10 @@ func (b *Broker) createPartitions(name string, count int32, validateOnly bool) e
 		if err := c.CreatePartitions(ctx, name, count, nil, validateOnly); err != nil || validateOnly {
 			return err
 		}
-		for {
-			if t := b.topic(name); t == nil || int32(len(t.States)) >= count && allLed(t) {
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return kerr.RequestTimedOut
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
+		return b.awaitMetadata(ctx, func() bool {
+			t := b.topic(name)
+			return t == nil || int32(len(t.States)) >= count && allLed(t)
+		})
 	})
 }
 
@@ -207,16 +191,10 @@ func (b *Broker) deleteTopic(name string) error {
 		if err := c.DeleteTopic(ctx, name); err != nil {
 			return err
 		}
-		for {
-			if cur := b.topic(name); cur == nil || t != nil && cur.ID != t.ID {
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return kerr.RequestTimedOut
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
+		return b.awaitMetadata(ctx, func() bool {
+			cur := b.topic(name)
+			return cur == nil || t != nil && cur.ID != t.ID
+		})
 	})
 }
 
