@@ -284,7 +284,24 @@ type AppendRules struct {
 	// LogAppendTime, when >= 0, stamps every batch with it
 	// (message.timestamp.type=LogAppendTime); -1 keeps CreateTime.
 	LogAppendTime int64
+	// Origin says who wrote the batches: a client's batches are checked
+	// against the producer table (epoch and sequence); the broker's own
+	// coordinators write transactional batches whose sequence means
+	// nothing and are checked for the epoch only, as Kafka's
+	// AppendOrigin.COORDINATOR is.
+	Origin AppendOrigin
 }
+
+// AppendOrigin is Kafka's AppendOrigin for a leader append.
+type AppendOrigin int8
+
+const (
+	// OriginClient is a producer's Produce request (the zero value).
+	OriginClient AppendOrigin = iota
+	// OriginCoordinator is a group or transaction coordinator's write:
+	// transactional offset commits and transaction markers.
+	OriginCoordinator
+)
 
 // AppendAsLeader is the leader's whole write, under mu as Kafka's
 // Partition.appendRecordsToLeader runs under leaderIsrUpdateLock, so that
