@@ -105,6 +105,17 @@ var brokerDefs = []brokerDef{
 	{"group.max.session.timeout.ms", "1800000", tInt, false, ms(func(c *Config) *time.Duration { return &c.GroupMaxSessionTimeout }, nil)},
 	{"group.max.size", maxInt, tInt, false, i32(func(c *Config) *int32 { return &c.GroupMaxSize }, atLeast(1))},
 
+	{"transaction.state.log.num.partitions", "50", tInt, false, i32(func(c *Config) *int32 { return &c.TransactionStateLogNumPartitions }, atLeast(1))},
+	{"transaction.state.log.replication.factor", "3", tShort, false, i16(func(c *Config) *int16 { return &c.TransactionStateLogReplicationFactor }, atLeast(1))},
+	{"transaction.state.log.min.isr", "2", tInt, false, i32(func(c *Config) *int32 { return &c.TransactionStateLogMinIsr }, atLeast(1))},
+	{"transaction.state.log.segment.bytes", "104857600", tInt, false, i32(func(c *Config) *int32 { return &c.TransactionStateLogSegmentBytes }, atLeast(1))},
+	{"transaction.state.log.load.buffer.size", "5242880", tInt, false, check(tInt, atLeast(1))},
+	{"transaction.max.timeout.ms", "900000", tInt, false, ms(func(c *Config) *time.Duration { return &c.TransactionMaxTimeout }, atLeast(1))},
+	{"transactional.id.expiration.ms", "604800000", tInt, false, ms(func(c *Config) *time.Duration { return &c.TransactionalIDExpiration }, atLeast(1))},
+	{"transaction.abort.timed.out.transaction.cleanup.interval.ms", "10000", tInt, false, ms(func(c *Config) *time.Duration { return &c.TransactionAbortTimedOutCleanupInterval }, atLeast(1))},
+	{"transaction.remove.expired.transaction.cleanup.interval.ms", "3600000", tInt, false, ms(func(c *Config) *time.Duration { return &c.TransactionRemoveExpiredCleanupInterval }, atLeast(1))},
+	{"transaction.partition.verification.enable", "true", tBool, false, boolean(func(c *Config) *bool { return &c.TransactionPartitionVerificationEnable })},
+
 	{"min.insync.replicas", "1", tInt, false, i32(func(c *Config) *int32 { return &c.MinInsyncReplicas }, atLeast(1))},
 	{"unclean.leader.election.enable", "false", tBool, false, boolean(func(c *Config) *bool { return &c.UncleanLeaderElectionEnable })},
 	{"broker.rack", "", tString, true, str(func(c *Config) *string { return &c.BrokerRack }, nil)},
@@ -132,15 +143,12 @@ var brokerDefs = []brokerDef{
 
 	// Accepted so that Kafka's own server.properties loads without warnings,
 	// and ignored: goroutines replace Kafka's network and IO thread pools,
-	// recovery runs per log, the kernel sizes socket buffers, and we have no
-	// transactions yet.
+	// recovery runs per log, and the kernel sizes socket buffers.
 	{"num.network.threads", "3", tInt, false, check(tInt, atLeast(1))},
 	{"num.io.threads", "8", tInt, false, check(tInt, atLeast(1))},
 	{"num.recovery.threads.per.data.dir", "1", tInt, false, check(tInt, atLeast(1))},
 	{"socket.send.buffer.bytes", "102400", tInt, false, check(tInt, nil)},
 	{"socket.receive.buffer.bytes", "102400", tInt, false, check(tInt, nil)},
-	{"transaction.state.log.replication.factor", "3", tShort, false, check(tShort, atLeast(1))},
-	{"transaction.state.log.min.isr", "2", tInt, false, check(tInt, atLeast(1))},
 
 	{"metrics.listener", "", tString, true, str(func(c *Config) *string { return &c.MetricsListener }, nil)},
 	{"pprof.enable", "false", tBool, false, boolean(func(c *Config) *bool { return &c.PprofEnable })},

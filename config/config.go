@@ -83,6 +83,20 @@ type Config struct {
 	GroupMaxSessionTimeout        time.Duration
 	GroupMaxSize                  int32
 
+	// The transaction coordinator's settings (transaction.state.log.*,
+	// transaction.*, transactional.id.expiration.ms). A standalone broker
+	// clamps the replication factor and min ISR of __transaction_state to
+	// the live brokers when it creates the topic.
+	TransactionStateLogNumPartitions        int32
+	TransactionStateLogReplicationFactor    int16
+	TransactionStateLogMinIsr               int32
+	TransactionStateLogSegmentBytes         int32
+	TransactionMaxTimeout                   time.Duration
+	TransactionalIDExpiration               time.Duration
+	TransactionAbortTimedOutCleanupInterval time.Duration
+	TransactionRemoveExpiredCleanupInterval time.Duration
+	TransactionPartitionVerificationEnable  bool
+
 	MinInsyncReplicas           int32
 	UncleanLeaderElectionEnable bool
 	BrokerRack                  string
