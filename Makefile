@@ -21,6 +21,12 @@ run: build
 deps:
 	scripts/deps.sh
 
+# Apache Kafka 3.9.1 in compat/lib39: the oracle the transaction tests can
+# record against (KBROKER_ORACLE=kafka39).
+.PHONY: deps-kafka39
+deps-kafka39:
+	scripts/deps-kafka39.sh
+
 vet:
 	$(GO) vet ./...
 

@@ -8,4 +8,8 @@
 // compat/kgo-suite.sh runs franz-go's own pkg/kgo integration tests
 // against a kbroker; compat/kgo-allowlist.txt lists the ones that pass and
 // compat/FINDINGS.md explains the ones that do not.
+//
+// Some tests compare kbroker's answers with Apache Kafka 3.9.1's, recorded
+// in compat/testdata (oracle_test.go): KBROKER_ORACLE=kafka39 runs them
+// against Kafka 3.9.1 itself and records its answers again.
 package compat

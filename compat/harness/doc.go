@@ -19,6 +19,13 @@
 //     MetadataFrom (one broker exactly), Broker.Pause/Resume (SIGSTOP/SIGCONT).
 //   - RunTool / RunToolInput run a wrapper from compat/bin (the Apache Kafka
 //     command-line tools on the jars in compat/lib); Kcat runs kcat.
+//   - StartKafka39(t, overrides...) runs Apache Kafka 3.9.1 in ZooKeeper
+//     mode (jars in compat/lib39 from scripts/deps-kafka39.sh) with its own
+//     ZooKeeper (zk.sh on the ZooKeeper jar Kafka ships with), the oracle
+//     whose answers tests record; stopped by its handle at cleanup.
+//   - DialWire(t, addr, timeout) is one connection whose Request(ctx, req)
+//     sends a kmsg request at exactly req's version, with no negotiation,
+//     routing or retries, so a test sees the broker's own answer.
 //   - NewProxy(t, target) is a TCP proxy whose CutAll drops every open
 //     connection, to test client retries and idempotence.
 //
@@ -28,5 +35,7 @@
 //
 // Locks: Broker.mu guards the running process of a Broker; Proxy.mu guards
 // the proxy's target and its open connections. Neither is held while
-// waiting on a process or on the network.
+// waiting on a process or on the network. Wire.mu serialises the requests
+// on one connection and is held for a request's round trip, which its
+// context's deadline bounds.
 package harness

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -27,6 +28,9 @@ type ZooKeeper struct {
 	Dir string
 
 	script string
+	// classpath, when set, is ZK_CLASSPATH for zk.sh: the server's jars
+	// instead of the Debian package's.
+	classpath string
 }
 
 // StartZooKeeper starts ZooKeeper on a free loopback port with a fresh data
@@ -36,12 +40,20 @@ type ZooKeeper struct {
 // before their ZooKeeper does.
 func StartZooKeeper(t testing.TB) *ZooKeeper {
 	t.Helper()
+	return startZooKeeper(t, "")
+}
+
+// startZooKeeper is StartZooKeeper with the server's classpath given
+// (ZK_CLASSPATH); "" keeps zk.sh's default, the Debian package.
+func startZooKeeper(t testing.TB, classpath string) *ZooKeeper {
+	t.Helper()
 	port := FreePort(t)
 	z := &ZooKeeper{
-		Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		Port:   port,
-		Dir:    t.TempDir(),
-		script: filepath.Join(RepoRoot(t), "scripts", "zk.sh"),
+		Addr:      net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Port:      port,
+		Dir:       t.TempDir(),
+		script:    filepath.Join(RepoRoot(t), "scripts", "zk.sh"),
+		classpath: classpath,
 	}
 	t.Cleanup(func() {
 		if out, err := z.run("stop"); err != nil {
@@ -58,6 +70,9 @@ func (z *ZooKeeper) run(cmd string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), zkScriptTimeout)
 	defer cancel()
 	c := exec.CommandContext(ctx, z.script, cmd, z.Dir, strconv.Itoa(z.Port))
+	if z.classpath != "" {
+		c.Env = append(os.Environ(), "ZK_CLASSPATH="+z.classpath)
+	}
 	// The server itself is setsid'd by the script and holds none of our
 	// pipes, but bound the wait anyway.
 	c.WaitDelay = 5 * time.Second

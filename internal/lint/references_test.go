@@ -46,7 +46,7 @@ func checkedFile(rel string) bool {
 // directories (see .gitignore); none of them is the project's text.
 func skippedDir(rel string) bool {
 	switch rel {
-	case ".git", "bin", "data", ".cache", "compat/.m2", "compat/lib":
+	case ".git", "bin", "data", ".cache", "compat/.m2", "compat/lib", "compat/lib39":
 		return true
 	}
 	return false
