@@ -173,8 +173,10 @@ func (c *Coordinator) gate(p int32) *sync.RWMutex {
 // appendRecords writes records to partition p if this coordinator still
 // leads it at coordinator epoch epoch, and maps a failure to a client error
 // code. The append outlives the caller's cancellation (a client that went
-// away must not leave memory and log disagreeing) but not timeout.
-func (c *Coordinator) appendRecords(ctx context.Context, p, epoch int32, records []KV, timeout time.Duration) int16 {
+// away must not leave memory and log disagreeing) but not timeout. after,
+// if set, runs with the result before the partition's gate is released, so
+// a load that started meanwhile is visible to it.
+func (c *Coordinator) appendRecords(ctx context.Context, p, epoch int32, records []KV, timeout time.Duration, after func(int16) int16) int16 {
 	g := c.gate(p)
 	g.RLock()
 	defer g.RUnlock()
@@ -188,16 +190,19 @@ func (c *Coordinator) appendRecords(ctx context.Context, p, epoch int32, records
 		code = errLoadInProgress
 	}
 	c.mu.Unlock()
-	if code != errNone {
-		return code
+	if code == errNone {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		err := c.log.Append(ctx, p, records)
+		cancel()
+		if err != nil {
+			c.logger.Warn("append to __transaction_state failed", "partition", p, "err", err)
+		}
+		code = appendErrorCode(err)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	err := c.log.Append(ctx, p, records)
-	if err != nil {
-		c.logger.Warn("append to __transaction_state failed", "partition", p, "err", err)
+	if after != nil {
+		code = after(code)
 	}
-	return appendErrorCode(err)
+	return code
 }
 
 // appendTransition writes t, the prepared transition of id, and applies it
@@ -206,14 +211,23 @@ func (c *Coordinator) appendRecords(ctx context.Context, p, epoch int32, records
 // pending transition is dropped unless keepPending says the caller will
 // retry it.
 func (c *Coordinator) appendTransition(ctx context.Context, id string, epoch int32, t txnTransit, keepPending func(int16) bool) int16 {
-	p := c.PartitionFor(id)
 	timeout := time.Duration(t.timeoutMs) * time.Millisecond
 	if timeout <= 0 {
 		timeout = c.cfg.RequestTimeout
 	}
-	code := c.appendRecords(ctx, p, epoch, []KV{{Key: txnKey(id), Value: txnValue(t)}}, timeout)
-	m, cur, lc := c.lookup(id)
-	if code == errNone {
+	records := []KV{{Key: txnKey(id), Value: txnValue(t)}}
+	return c.appendRecords(ctx, c.PartitionFor(id), epoch, records, timeout, func(code int16) int16 {
+		m, cur, lc := c.lookup(id)
+		if code != errNone {
+			if lc == errNone && m != nil {
+				m.mu.Lock()
+				if cur == epoch && (keepPending == nil || !keepPending(code)) {
+					m.pending = stateNone
+				}
+				m.mu.Unlock()
+			}
+			return code
+		}
 		switch {
 		case lc != errNone:
 			return lc
@@ -233,15 +247,7 @@ func (c *Coordinator) appendTransition(ctx context.Context, id string, epoch int
 			return errUnknownServerError
 		}
 		return errNone
-	}
-	if lc == errNone && m != nil {
-		m.mu.Lock()
-		if cur == epoch && (keepPending == nil || !keepPending(code)) {
-			m.pending = stateNone
-		}
-		m.mu.Unlock()
-	}
-	return code
+	})
 }
 
 // invariantBroken reports a transition the state machine refused: a bug.

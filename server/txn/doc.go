@@ -54,12 +54,14 @@
 //
 // # Locks
 //
-// Lock order: txnMetadata.mu before Coordinator.mu. Coordinator.mu guards
+// Lock order: the partition gate, then txnMetadata.mu, then
+// Coordinator.mu. Coordinator.mu guards
 // the partition map, the completions and the timers, and is held only
 // briefly. txnMetadata.mu guards one transactional id and is never held
 // across Log.Append, WriteMarker or ProducerIDs.Generate, except that
 // InitProducerId asks for a new producer id under it when the epochs run
 // out, as Kafka does. The per-partition gate (a RWMutex) is taken with no
-// other lock held: read side around each Log.Append, write side once per
-// LoadPartition. Timer callbacks take the locks themselves.
+// other lock held: the read side around each Log.Append and the in-memory
+// update after it, the write side once per LoadPartition, before its
+// replay. Timer callbacks take the locks themselves.
 package txn

@@ -79,7 +79,7 @@ func (c *Coordinator) writeTombstones(partition, epoch int32, batch []expiring) 
 	for i, e := range batch {
 		records[i] = KV{Key: txnKey(e.m.id)}
 	}
-	code := c.appendRecords(context.Background(), partition, epoch, records, c.cfg.RequestTimeout)
+	code := c.appendRecords(context.Background(), partition, epoch, records, c.cfg.RequestTimeout, nil)
 	removed := 0
 	for _, e := range batch {
 		e.m.mu.Lock()

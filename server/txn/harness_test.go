@@ -186,3 +186,10 @@ func addRequestV3(id string, pid int64, epoch int16, tps ...TopicPartition) *kms
 	}
 	return req
 }
+
+func listRequest(version int16, states ...string) *kmsg.ListTransactionsRequest {
+	req := kmsg.NewPtrListTransactionsRequest()
+	req.Version = version
+	req.StateFilters = states
+	return req
+}
