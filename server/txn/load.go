@@ -98,6 +98,7 @@ func (c *Coordinator) LoadPartition(partition int32, coordinatorEpoch int32) err
 		}
 	}
 
+	loaded := len(txns) // txns is shared once published
 	c.mu.Lock()
 	if c.closed || c.partitions[partition] != ps {
 		c.mu.Unlock()
@@ -116,7 +117,7 @@ func (c *Coordinator) LoadPartition(partition int32, coordinatorEpoch int32) err
 		c.scheduleFence(m.id, m.producerID)
 	}
 	c.logger.Info("loaded __transaction_state partition", "partition", partition, "coordinator_epoch", coordinatorEpoch,
-		"transactional_ids", len(txns), "completing", len(pending), "skipped_records", skipped, "took", took)
+		"transactional_ids", loaded, "completing", len(pending), "skipped_records", skipped, "took", took)
 	return nil
 }
 
