@@ -41,7 +41,8 @@ type Config struct {
 	// KafkaApis.handleAddPartitionsToTxnRequest), and markers for partitions
 	// it no longer knows are dropped (deleted topics, Kafka's
 	// TransactionMarkerChannelManager.addTxnMarkersToBrokerQueue). Nil means
-	// every partition exists.
+	// every partition exists. It is called with a transaction's lock held
+	// and must not call back into the Coordinator.
 	TopicPartitionExists func(topic string, partition int32) bool
 }
 

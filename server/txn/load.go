@@ -12,15 +12,19 @@ import (
 // (TransactionStateManager.loadTransactionsForTxnTopicPartition): a
 // PrepareCommit or PrepareAbort has its markers written and its
 // CompleteCommit/CompleteAbort appended. Until the replay is done,
-// requests for those ids get COORDINATOR_LOAD_IN_PROGRESS. A load at an
-// epoch older than the one loaded is ignored; a newer one replaces it.
+// requests for those ids get COORDINATOR_LOAD_IN_PROGRESS. A load at the
+// epoch already loaded, or an older one, does nothing; a newer one replaces
+// it. LoadPartition returns after the replay; markers go out in the
+// background.
 func (c *Coordinator) LoadPartition(partition int32, coordinatorEpoch int32) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return errClosed
 	}
-	if cur := c.partitions[partition]; cur != nil && cur.epoch > coordinatorEpoch {
+	if cur := c.partitions[partition]; cur != nil && cur.epoch >= coordinatorEpoch {
+		// Loaded or loading at this epoch already (a LeaderAndIsr repeated
+		// with the same leader epoch), or at a newer one.
 		c.mu.Unlock()
 		return nil
 	}

@@ -232,3 +232,20 @@ func TestFailedFenceDoesNotBumpTwice(t *testing.T) {
 		t.Fatalf("the second fence must reuse the unreturned epoch: %+v", calls)
 	}
 }
+
+func TestLoadAtTheSameEpochKeepsCompletionsGoing(t *testing.T) {
+	h := newHarness(t)
+	pid, epoch := openTxn(h, "tx", tp("a", 0))
+	h.markers.failNext(map[TopicPartition]error{tp("a", 0): kerr.NotLeaderForPartition})
+	h.wantCode("commit", h.end("tx", pid, epoch, true), errNone)
+	h.settle()
+	// A repeated LeaderAndIsr with the same leader epoch changes nothing.
+	if err := h.c.LoadPartition(h.c.PartitionFor("tx"), h.epoch); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(h.cfg.MarkerRetryBackoff)
+	if n := len(h.markers.calls()); n != 2 {
+		t.Fatalf("%d marker calls, want the retry only", n)
+	}
+	h.wantState("tx", "CompleteCommit")
+}
