@@ -72,8 +72,13 @@ func (b *Broker) becomeLeaderOrFollower(topic string, id [16]byte, ps kmsg.Leade
 		Partition:  ps.Partition,
 		LeaderAddr: b.leaderAddr(ps.Leader, live),
 	})
-	if err == nil && topic == offsetsTopic {
-		b.offsetsLeadershipChanged(ps.Partition, leads)
+	if err == nil {
+		switch topic {
+		case offsetsTopic:
+			b.offsetsLeadershipChanged(ps.Partition, leads)
+		case txnTopic:
+			b.txnLeadershipChanged(ps.Partition, ps.LeaderEpoch, leads)
+		}
 	}
 	return err
 }

@@ -50,8 +50,14 @@ func handleStopReplica(b *Broker, _ context.Context, req *protocol.Request) prot
 // manager. The caller holds cluster.mu.
 func (b *Broker) stopReplica(topic string, partition, leaderEpoch int32, deleteLog bool) error {
 	p, err := b.replicas.StopReplica(topic, partition, leaderEpoch, deleteLog)
-	if p != nil && topic == offsetsTopic {
-		b.groups.UnloadPartition(partition)
+	if p != nil {
+		switch topic {
+		case offsetsTopic:
+			b.groups.UnloadPartition(partition)
+		case txnTopic:
+			// StopReplica resigns whatever epoch was loaded.
+			b.txns.UnloadPartition(partition, -1)
+		}
 	}
 	return err
 }

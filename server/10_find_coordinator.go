@@ -2,10 +2,10 @@ package server
 
 // FindCoordinator, versions 0-6 (v4+ batches several keys).
 //
-// Group keys map to a partition of __consumer_offsets; the coordinator is
-// that partition's leader, which in standalone mode is always this broker.
-// Transactions are not served yet (server/GAPS.md): transaction keys get
-// COORDINATOR_NOT_AVAILABLE, which clients treat as retriable.
+// Group keys map to a partition of __consumer_offsets, transactional ids
+// to one of __transaction_state; the coordinator is that partition's
+// leader, on the listener the client came in on. The topic is created on
+// the first lookup, as Kafka does.
 
 import (
 	"context"
@@ -17,6 +17,12 @@ import (
 )
 
 func init() { register(kmsg.FindCoordinator.Int16(), 0, 6, handleFindCoordinator) }
+
+// Kafka's CoordinatorType ids (share groups, 2, are not served).
+const (
+	coordinatorGroup       int8 = 0
+	coordinatorTransaction int8 = 1
+)
 
 func handleFindCoordinator(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.FindCoordinatorRequest)
@@ -30,20 +36,27 @@ func handleFindCoordinator(b *Broker, _ context.Context, req *protocol.Request) 
 		c.Key = key
 		c.NodeID, c.Host, c.Port = -1, "", -1
 		switch {
-		case r.CoordinatorType != 0:
-			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		case r.CoordinatorType != coordinatorGroup && r.CoordinatorType != coordinatorTransaction:
+			c.ErrorCode = kerr.InvalidRequest.Code
 		case key == "" && req.Version < 4:
 			c.ErrorCode = kerr.InvalidRequest.Code
-		default:
+		case r.CoordinatorType == coordinatorGroup:
 			if err := b.ensureOffsetsTopic(); err != nil {
 				b.logger.Warn("cannot create the offsets topic", "err", err)
 				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 				break
 			}
 			c.NodeID, c.Host, c.Port = b.coordinatorFor(key, req.Conn.Listener)
-			if c.NodeID < 0 {
+		default:
+			if err := b.ensureTxnTopic(); err != nil {
+				b.logger.Warn("cannot create the transaction state topic", "err", err)
 				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				break
 			}
+			c.NodeID, c.Host, c.Port = b.txnCoordinatorFor(key, req.Conn.Listener)
+		}
+		if c.ErrorCode == 0 && c.NodeID < 0 {
+			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		}
 		if c.ErrorCode != 0 {
 			msg := kerr.ErrorForCode(c.ErrorCode).Error()

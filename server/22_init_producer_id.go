@@ -10,9 +10,10 @@ package server
 // itself. Ids come from blocks of 1000 reserved on disk (produce_ids.go),
 // so they never repeat across restarts.
 //
-// With a transactional id: there is no transaction coordinator, so the
-// answer is COORDINATOR_NOT_AVAILABLE, which is what Kafka answers while
-// its transaction coordinator cannot be reached (see GAPS.md).
+// With a transactional id the transaction coordinator (server/txn)
+// answers: it bumps the id's epoch, fencing an older producer instance and
+// aborting its open transaction, and persists the change to
+// __transaction_state before answering.
 
 import (
 	"context"
@@ -31,8 +32,9 @@ func handleInitProducerID(b *Broker, _ context.Context, req *protocol.Request) p
 	resp.SetVersion(req.Version)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if r.TransactionalID != nil {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return protocol.Response{Msg: resp}
+		return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
+			return protocol.Response{Msg: b.txns.InitProducerID(ctx, r)}
+		}}
 	}
 	if b.data.producerIDs == nil {
 		resp.ErrorCode = kerr.UnknownServerError.Code

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"time"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -24,10 +25,32 @@ func TestInitProducerIDNeverRepeats(t *testing.T) {
 		}
 		db.stop()
 	}
+	// A transactional id's producer id comes from the same blocks, and a
+	// second InitProducerId keeps the id and bumps the epoch.
 	db := startDataBroker(t, dir)
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKeys, fc.CoordinatorType = []string{"txn"}, 1
+	if r := request[*kmsg.FindCoordinatorResponse](t, db.client(t), fc); len(r.Coordinators) != 1 || r.Coordinators[0].ErrorCode != 0 {
+		t.Fatalf("FindCoordinator: %+v", r.Coordinators)
+	}
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.TransactionalID = strp("txn")
-	if r := request[*kmsg.InitProducerIDResponse](t, db.client(t), req); r.ErrorCode != kerr.CoordinatorNotAvailable.Code {
-		t.Fatalf("transactional id: %s", errName(r.ErrorCode))
+	req.TransactionTimeoutMillis = 60000
+	var first *kmsg.InitProducerIDResponse
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		first = request[*kmsg.InitProducerIDResponse](t, db.client(t), req)
+		// The coordinator answers once it has loaded its partition.
+		if first.ErrorCode != kerr.CoordinatorLoadInProgress.Code && first.ErrorCode != kerr.NotCoordinator.Code || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if first.ErrorCode != 0 || first.ProducerEpoch != 0 || seen[first.ProducerID] {
+		t.Fatalf("transactional id: %s id %d epoch %d (seen before: %v)", errName(first.ErrorCode), first.ProducerID, first.ProducerEpoch, seen[first.ProducerID])
+	}
+	second := request[*kmsg.InitProducerIDResponse](t, db.client(t), req)
+	if second.ErrorCode != 0 || second.ProducerID != first.ProducerID || second.ProducerEpoch != 1 {
+		t.Fatalf("second InitProducerId: %s id %d epoch %d, want id %d epoch 1", errName(second.ErrorCode), second.ProducerID, second.ProducerEpoch, first.ProducerID)
 	}
 }

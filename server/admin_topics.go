@@ -93,11 +93,14 @@ func replicationFactorError(rf int16, brokers int) *topicError {
 }
 
 // autoCreateTopic creates a topic a client named in Metadata with the
-// broker defaults; __consumer_offsets gets the group coordinator's settings
-// and is handed to it, as its first FindCoordinator would do.
+// broker defaults; __consumer_offsets and __transaction_state get their
+// coordinator's settings, as their first FindCoordinator would.
 func (b *Broker) autoCreateTopic(name string) error {
-	if name == offsetsTopic {
+	switch name {
+	case offsetsTopic:
 		return b.ensureOffsetsTopic()
+	case txnTopic:
+		return b.ensureTxnTopic()
 	}
 	_, err := b.createTopic(CreateTopicRequest{Name: name, NumPartitions: -1, ReplicationFactor: -1, Auto: true})
 	return err
@@ -128,7 +131,7 @@ func (b *Broker) metadataTopic(t *Topic) kmsg.MetadataResponseTopic {
 // isInternalTopic reports Kafka's internal topics by name, for topics that
 // may not exist yet.
 func isInternalTopic(name string) bool {
-	return name == offsetsTopic || name == "__transaction_state"
+	return name == offsetsTopic || name == txnTopic
 }
 
 // nullableString returns a pointer to s, for kmsg's nullable strings.

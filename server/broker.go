@@ -18,6 +18,7 @@ import (
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
 	"github.com/kbroker/kbroker/server/group"
+	"github.com/kbroker/kbroker/server/txn"
 	"github.com/kbroker/kbroker/zkstore"
 )
 
@@ -44,8 +45,12 @@ type Broker struct {
 	// replicas are the partitions this broker hosts.
 	replicas *replica.Manager
 
-	groups  *group.Coordinator
-	metrics *brokerMetrics
+	groups *group.Coordinator
+	txns   *txn.Coordinator
+	// txnPeers carries transaction markers and verifications to other
+	// brokers.
+	txnPeers *txnPeers
+	metrics  *brokerMetrics
 	// now is the broker's clock; tests replace it.
 	now func() time.Time
 
@@ -61,6 +66,13 @@ type Broker struct {
 	bound   map[string]*net.TCPAddr
 	// serving is set once Run accepts connections.
 	serving atomic.Bool
+}
+
+// topicPartitionExists is what the coordinators know of the metadata: a
+// partition of a topic in the topic table.
+func (b *Broker) topicPartitionExists(topic string, partition int32) bool {
+	t := b.topic(topic)
+	return t != nil && partition >= 0 && int(partition) < len(t.States)
 }
 
 // New opens the log dirs (recovering them after a crash) and the metadata
@@ -129,11 +141,22 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		GroupMaxSessionTimeout:     cfg.GroupMaxSessionTimeout,
 		GroupMaxSize:               int(cfg.GroupMaxSize),
 		OffsetsRetention:           cfg.OffsetsRetention,
-		TopicPartitionExists: func(topic string, partition int32) bool {
-			t := b.topic(topic)
-			return t != nil && partition >= 0 && int(partition) < len(t.States)
-		},
+		TopicPartitionExists:       b.topicPartitionExists,
 	}, offsetsLog{b}, group.RealClock{}, logger)
+	b.txnPeers = &txnPeers{b: b}
+	b.txns = txn.New(txn.Config{
+		NumPartitions:             cfg.TransactionStateLogNumPartitions,
+		MaxTransactionTimeout:     cfg.TransactionMaxTimeout,
+		TransactionalIDExpiration: cfg.TransactionalIDExpiration,
+		AbortTimedOutInterval:     cfg.TransactionAbortTimedOutCleanupInterval,
+		RemoveExpiredInterval:     cfg.TransactionRemoveExpiredCleanupInterval,
+		RequestTimeout:            txnAppendTimeout,
+		TopicPartitionExists:      b.topicPartitionExists,
+	}, txnLog{b}, txnMarkerWriter{b}, txnProducerIDs{b}, txn.RealClock{}, logger)
+	if _, err := b.txns.RegisterMetrics(reg); err != nil {
+		b.closeStores()
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	b.srv = protocol.NewServer(serverConfig(cfg, reg), b, logger)
 	boundHeap(cfg, logger)
 	return b, nil
@@ -241,6 +264,8 @@ func (b *Broker) Run(stop context.Context) error {
 	wg.Wait()
 	b.replicas.CheckpointHighWatermarks()
 	b.groups.Close()
+	b.txns.Close()
+	b.txnPeers.shutdown()
 	if err := b.closeStores(); err != nil {
 		runErr = errors.Join(runErr, err)
 	}

@@ -160,15 +160,5 @@ func (o offsetsLog) Replay(partition int32, fn func(key, value []byte) error) er
 // __consumer_offsets partition; -1 when the leader is not known or has no
 // endpoint on the listener.
 func (b *Broker) coordinatorFor(key, listener string) (int32, string, int32) {
-	s, ok := b.partitionState(TopicPartition{offsetsTopic, b.groups.PartitionFor(key)})
-	if !ok {
-		return -1, "", -1
-	}
-	leader := s.Leader
-	for _, bi := range b.brokersFor(listener) {
-		if bi.ID == leader {
-			return bi.ID, bi.Host, bi.Port
-		}
-	}
-	return -1, "", -1
+	return b.partitionLeaderOn(TopicPartition{offsetsTopic, b.groups.PartitionFor(key)}, listener)
 }

@@ -1,0 +1,23 @@
+package server
+
+// EndTxn, versions 0-4: commit or abort. The coordinator answers once the
+// PrepareCommit or PrepareAbort state is in __transaction_state; the
+// markers follow in the background, and the producer's next transaction
+// gets CONCURRENT_TRANSACTIONS until they are written.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/protocol"
+)
+
+func init() { register(kmsg.EndTxn.Int16(), 0, 4, handleEndTxn) }
+
+func handleEndTxn(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
+	r := req.Body.(*kmsg.EndTxnRequest)
+	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
+		return protocol.Response{Msg: b.txns.EndTxn(ctx, r)}
+	}}
+}

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/controller"
+)
+
+// txnPeers sends the requests of transactions between brokers: the
+// coordinator's WriteTxnMarkers to partition leaders, and a leader's
+// verification (AddPartitionsToTxn with VerifyOnly) to a coordinator. A
+// request to this broker stays in-process; others go over one franz-go
+// client per broker on its inter-broker endpoint, opened on first use.
+type txnPeers struct {
+	b *Broker
+
+	once  sync.Once
+	ch    controller.BrokerChannel
+	close func()
+}
+
+// addressBook is the part of the channel that learns where brokers are.
+type addressBook interface {
+	AddBroker(brokerID int32, addr string)
+}
+
+func (t *txnPeers) send(ctx context.Context, brokerID int32, req kmsg.Request) (kmsg.Response, error) {
+	t.once.Do(func() {
+		t.ch, t.close = controller.OpenBrokerChannel(t.b.cfg.BrokerID, nil, t.b.selfRequest)
+	})
+	if brokerID != t.b.cfg.BrokerID {
+		addr := t.b.interBrokerAddr(brokerID)
+		if addr == "" {
+			return nil, fmt.Errorf("broker %d is not alive or has no %s endpoint", brokerID, t.b.cfg.InterBrokerListenerName)
+		}
+		if ab, ok := t.ch.(addressBook); ok {
+			ab.AddBroker(brokerID, addr)
+		}
+	}
+	return t.ch.Send(ctx, brokerID, req)
+}
+
+func (t *txnPeers) shutdown() {
+	if t.close != nil {
+		t.close()
+	}
+}
+
+// interBrokerAddr is a live broker's inter-broker endpoint, "" when the
+// metadata cache does not know one.
+func (b *Broker) interBrokerAddr(id int32) string {
+	for _, bi := range b.brokersFor(b.cfg.InterBrokerListenerName) {
+		if bi.ID == id {
+			return net.JoinHostPort(bi.Host, strconv.Itoa(int(bi.Port)))
+		}
+	}
+	return ""
+}

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/server/txn"
+)
+
+// The transaction coordinator keeps its state in __transaction_state,
+// Kafka's compacted internal topic: the coordinator of a transactional id
+// is the leader of its partition, which it replays when it becomes leader.
+
+const txnTopic = "__transaction_state"
+
+// txnTopicConfigs are the overrides Kafka gives __transaction_state
+// (TransactionStateManager.transactionTopicConfigs). min.insync.replicas
+// is at most the replication factor, so that a cluster smaller than the
+// configured factor can still commit transactions.
+func (b *Broker) txnTopicConfigs(rf int16) map[string]string {
+	return map[string]string{
+		"cleanup.policy":                 "compact",
+		"compression.type":               "uncompressed",
+		"unclean.leader.election.enable": "false",
+		"min.insync.replicas":            strconv.Itoa(int(min(b.cfg.TransactionStateLogMinIsr, int32(rf)))),
+		"segment.bytes":                  strconv.Itoa(int(b.cfg.TransactionStateLogSegmentBytes)),
+	}
+}
+
+// ensureTxnTopic creates __transaction_state on first use, as Kafka does on
+// the first FindCoordinator for a transactional id.
+func (b *Broker) ensureTxnTopic() error {
+	if b.topic(txnTopic) != nil {
+		return nil
+	}
+	rf := max(1, min(b.cfg.TransactionStateLogReplicationFactor, int16(len(b.cluster.liveBrokers()))))
+	_, err := b.createTopic(CreateTopicRequest{
+		Name:              txnTopic,
+		NumPartitions:     b.cfg.TransactionStateLogNumPartitions,
+		ReplicationFactor: rf,
+		Configs:           b.txnTopicConfigs(rf),
+		Auto:              true,
+	})
+	if err != nil && err != kerr.TopicAlreadyExists {
+		return err
+	}
+	return nil
+}
+
+// txnLog stores the transaction coordinator's records in
+// __transaction_state.
+type txnLog struct{ b *Broker }
+
+var _ txn.Log = txnLog{}
+
+func (l txnLog) Append(ctx context.Context, partition int32, records []txn.KV) error {
+	p := l.b.leaderReplica(txnTopic, partition)
+	if p == nil {
+		return kerr.NotCoordinator
+	}
+	kvs := make([]logstore.KV, len(records))
+	for i, r := range records {
+		kvs[i] = logstore.KV{Key: r.Key, Value: r.Value}
+	}
+	batch, err := logstore.BuildBatch(kvs, l.b.now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	batches, err := logstore.ParseBatches(batch)
+	if err != nil {
+		return err
+	}
+	// acks=-1 with the topic's min.insync.replicas, as Kafka's
+	// TransactionStateManager.appendTransactionToLog: a state change is
+	// acted on only once a new leader would find it.
+	info, err := p.AppendAsLeader(batches, -1, replica.AppendRules{LogAppendTime: -1, Origin: replica.OriginCoordinator})
+	if err != nil {
+		return err
+	}
+	return waitCommitted(ctx, l.b.delayed, p, info.LastOffset+1, txnAppendTimeout)
+}
+
+// txnAppendTimeout bounds the wait for the ISR to acknowledge a
+// coordinator write, as Kafka's transaction state log appends use
+// request.timeout.ms.
+const txnAppendTimeout = 30 * time.Second
+
+func (l txnLog) Replay(partition int32, fn func(key, value []byte) error) error {
+	p := l.b.leaderReplica(txnTopic, partition)
+	if p == nil {
+		return kerr.NotCoordinator
+	}
+	return replayRecords(p, func(h *logstore.BatchHeader, r kmsg.Record) error {
+		if h.IsControl() {
+			return nil
+		}
+		return fn(r.Key, r.Value)
+	})
+}
+
+// leaderReplica is this broker's replica of topic's partition when it
+// leads it, looked up among the hosted replicas: a coordinator loads its
+// partition as soon as LeaderAndIsr makes this broker the leader, before
+// UpdateMetadata has put the topic in the metadata cache.
+func (b *Broker) leaderReplica(topic string, partition int32) *replica.Partition {
+	p := b.replicas.Get(topic, partition)
+	if p == nil || !p.IsLeader() {
+		return nil
+	}
+	return p
+}
+
+// replayRecords calls fn for every record of the partition, control
+// records included, with the header of its batch, from the log start to
+// the high watermark, a megabyte at a time: what a coordinator replays
+// when it becomes leader of its partition.
+func replayRecords(p *replica.Partition, fn func(h *logstore.BatchHeader, r kmsg.Record) error) error {
+	offset := p.LogStartOffset()
+	for {
+		res, info, err := p.Read(offset, 1<<20, true)
+		if err != nil {
+			return err
+		}
+		if res.Len() == 0 || offset >= info.HighWatermark {
+			return nil
+		}
+		data, err := res.Bytes()
+		if err != nil {
+			return err
+		}
+		batches, err := logstore.ParseBatches(data)
+		if err != nil {
+			return err
+		}
+		for i := range batches {
+			bt := &batches[i]
+			offset = bt.Header.LastOffset() + 1
+			recs, err := logstore.DecodeRecords(*bt)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				if err := fn(&bt.Header, r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// txnLeadershipChanged moves the transaction coordinator for the
+// transactional ids of one __transaction_state partition to or from this
+// broker. The leader epoch is the coordinator epoch, which fences markers
+// of an older coordinator of the same partition.
+func (b *Broker) txnLeadershipChanged(partition, leaderEpoch int32, leads bool) {
+	if !leads {
+		b.txns.UnloadPartition(partition, leaderEpoch)
+		return
+	}
+	// Loading replays the partition and may write markers; it runs in the
+	// background, as Kafka's does, answering COORDINATOR_LOAD_IN_PROGRESS
+	// meanwhile.
+	go func() {
+		if err := b.txns.LoadPartition(partition, leaderEpoch); err != nil {
+			b.logger.Error("cannot load transaction state", "partition", partition, "err", err)
+		}
+	}()
+}
+
+// txnCoordinatorFor names the coordinator of a transactional id for a
+// client on listener: the leader of its __transaction_state partition.
+func (b *Broker) txnCoordinatorFor(transactionalID, listener string) (int32, string, int32) {
+	return b.partitionLeaderOn(TopicPartition{txnTopic, b.txns.PartitionFor(transactionalID)}, listener)
+}
+
+// partitionLeaderOn is the leader of tp and its endpoint on listener; -1
+// when the leader is not known or has no endpoint there.
+func (b *Broker) partitionLeaderOn(tp TopicPartition, listener string) (int32, string, int32) {
+	s, ok := b.partitionState(tp)
+	if !ok {
+		return -1, "", -1
+	}
+	for _, bi := range b.brokersFor(listener) {
+		if bi.ID == s.Leader {
+			return bi.ID, bi.Host, bi.Port
+		}
+	}
+	return -1, "", -1
+}
+
+// txnProducerIDs hands the coordinator producer ids from the same blocks
+// as idempotent producers get theirs.
+type txnProducerIDs struct{ b *Broker }
+
+func (p txnProducerIDs) Generate() (int64, error) {
+	if p.b.data == nil || p.b.data.producerIDs == nil {
+		return -1, kerr.UnknownServerError
+	}
+	return p.b.data.producerIDs.generate()
+}
