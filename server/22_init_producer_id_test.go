@@ -1,8 +1,8 @@
 package server
 
 import (
-	"time"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
