@@ -133,6 +133,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 			t := b.topic(topic)
 			return t != nil && partition >= 0 && int(partition) < len(t.States)
 		},
+		VerifyTransaction: b.verifyTxnOffsetCommit,
 	}, offsetsLog{b}, group.RealClock{}, logger)
 	b.srv = protocol.NewServer(serverConfig(cfg, reg), b, logger)
 	boundHeap(cfg, logger)
