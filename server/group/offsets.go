@@ -445,7 +445,10 @@ func (c *Coordinator) ExpireOffsets() {
 	c.mu.Lock()
 	gs := make([]*group, 0, len(c.groups))
 	for _, g := range c.groups {
-		gs = append(gs, g)
+		// A loading partition's groups wait for its deferred markers.
+		if ps := c.partitions[g.partition]; ps != nil && ps.status == partitionLoaded {
+			gs = append(gs, g)
+		}
 	}
 	c.mu.Unlock()
 	now := c.clock.Now()

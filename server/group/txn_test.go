@@ -519,3 +519,32 @@ func TestOffsetDeleteAndDeleteGroupsDropPendingOffsets(t *testing.T) {
 		t.Fatal("a commit marker resurrected a deleted group")
 	}
 }
+
+func TestRequireStableForAllCommittedPartitions(t *testing.T) {
+	h := newHarness(t, nil)
+	h.c.OffsetCommit(context.Background(), commitRequest(2, "g", "", -1, "t", map[int32]int64{0: 20, 1: 21}))
+	h.txnCommit("g", 7, "t", map[int32]int64{0: 10, 2: 12})
+	fetch := func(requireStable bool) map[int32]fetchedOffset {
+		r := kmsg.NewPtrOffsetFetchRequest()
+		r.Version, r.RequireStable = 9, requireStable
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = "g" // null topics: every committed partition
+		r.Groups = []kmsg.OffsetFetchRequestGroup{rg}
+		out := make(map[int32]fetchedOffset)
+		for _, tp := range h.c.OffsetFetch(context.Background(), r).Groups[0].Topics {
+			for _, p := range tp.Partitions {
+				out[p.Partition] = fetchedOffset{p.Offset, p.ErrorCode}
+			}
+		}
+		return out
+	}
+	// Partition 2 has only a pending offset: not committed, not listed.
+	got := fetch(true)
+	if len(got) != 2 || got[0] != (fetchedOffset{-1, kerr.UnstableOffsetCommit.Code}) || got[1] != (fetchedOffset{21, 0}) {
+		t.Fatalf("requireStable: %v", got)
+	}
+	got = fetch(false)
+	if len(got) != 2 || got[0] != (fetchedOffset{20, 0}) || got[1] != (fetchedOffset{21, 0}) {
+		t.Fatalf("without requireStable: %v", got)
+	}
+}
