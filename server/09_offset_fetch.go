@@ -2,7 +2,8 @@ package server
 
 // OffsetFetch, versions 1-9.
 //
-// v8+ fetches several groups at once; require_stable is accepted (no transactions, so every offset is stable).
+// v8+ fetches several groups at once; with require_stable (v7+, KIP-447) a
+// partition with offsets in an open transaction answers UNSTABLE_OFFSET_COMMIT.
 // The group coordinator (server/group) does the work; this file only routes.
 
 import (

@@ -142,6 +142,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		GroupMaxSize:               int(cfg.GroupMaxSize),
 		OffsetsRetention:           cfg.OffsetsRetention,
 		TopicPartitionExists:       b.topicPartitionExists,
+		VerifyTransaction:          b.verifyTxnOffsetCommit,
 	}, offsetsLog{b}, group.RealClock{}, logger)
 	b.txnPeers = &txnPeers{b: b}
 	b.txns = txn.New(txn.Config{

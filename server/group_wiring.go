@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -54,33 +56,53 @@ type offsetsLog struct{ b *Broker }
 
 var _ group.OffsetsLog = offsetsLog{}
 
-func (o offsetsLog) Append(ctx context.Context, partition int32, records []group.KV) error {
+// Append writes the coordinator's non-transactional records as one batch
+// with no producer id.
+func (o offsetsLog) Append(ctx context.Context, partition int32, records []group.KV) (int64, error) {
+	return o.append(ctx, partition, logstore.BatchOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, records)
+}
+
+// AppendTransactional writes TxnOffsetCommit records as one transactional
+// batch of the producer with base sequence 0, as Kafka's
+// GroupMetadataManager builds it: the log checks a coordinator's batch for
+// the producer epoch only, since its sequence means nothing.
+func (o offsetsLog) AppendTransactional(ctx context.Context, partition int32, producerID int64, producerEpoch int16, records []group.KV) (int64, error) {
+	return o.append(ctx, partition, logstore.BatchOptions{
+		ProducerID:    producerID,
+		ProducerEpoch: producerEpoch,
+		BaseSequence:  0,
+		Transactional: true,
+	}, records)
+}
+
+func (o offsetsLog) append(ctx context.Context, partition int32, opts logstore.BatchOptions, records []group.KV) (int64, error) {
 	p := o.b.offsetsPartition(partition)
 	if p == nil {
-		return kerr.NotCoordinator
+		return 0, kerr.NotCoordinator
 	}
-	kvs := make([]logstore.KV, len(records))
+	now := o.b.now().UnixMilli()
+	recs := make([]logstore.Record, len(records))
 	for i, r := range records {
-		kvs[i] = logstore.KV{Key: r.Key, Value: r.Value}
+		recs[i] = logstore.Record{Key: r.Key, Value: r.Value, Timestamp: now}
 	}
-	batch, err := logstore.BuildBatch(kvs, o.b.now().UnixMilli())
+	opts.PartitionLeaderEpoch = -1
+	batch, err := logstore.EncodeBatch(opts, recs)
 	if err != nil {
-		return err
-	}
-	batches, err := logstore.ParseBatches(batch)
-	if err != nil {
-		return err
+		return 0, err
 	}
 	// acks=1 at the append: the coordinator's writes skip the
 	// min.insync.replicas gate before appending, as they always have here;
 	// the wait below is what makes a commit acks=-1.
-	info, err := p.AppendAsLeader(batches, 1, replica.AppendRules{LogAppendTime: -1})
+	info, err := p.AppendAsLeader([]logstore.Batch{batch}, 1, replica.AppendRules{LogAppendTime: -1, Origin: replica.OriginCoordinator})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// Like Kafka's coordinator, which appends with acks=-1: a commit is
 	// acknowledged only once every in-sync replica has it.
-	return waitCommitted(ctx, o.b.delayed, p, info.LastOffset+1, offsetCommitTimeout)
+	if err := waitCommitted(ctx, o.b.delayed, p, info.LastOffset+1, offsetCommitTimeout); err != nil {
+		return 0, err
+	}
+	return info.FirstOffset, nil
 }
 
 // offsetCommitTimeout is offsets.commit.timeout.ms.
@@ -115,8 +137,9 @@ func (b *Broker) offsetsPartition(partition int32) *replica.Partition {
 }
 
 // Replay reads the partition from its start to its high watermark, a
-// megabyte at a time.
-func (o offsetsLog) Replay(partition int32, fn func(key, value []byte) error) error {
+// megabyte at a time, and hands the coordinator each batch with its
+// producer, transactional bit and, for transaction markers, the outcome.
+func (o offsetsLog) Replay(partition int32, fn func(group.ReplayedBatch) error) error {
 	p := o.b.offsetsPartition(partition)
 	if p == nil {
 		return kerr.NotCoordinator
@@ -140,20 +163,44 @@ func (o offsetsLog) Replay(partition int32, fn func(key, value []byte) error) er
 		}
 		for _, bt := range batches {
 			offset = bt.Header.LastOffset() + 1
-			if bt.Header.IsControl() {
-				continue
-			}
 			recs, err := logstore.DecodeRecords(bt)
 			if err != nil {
 				return err
 			}
-			for _, r := range recs {
-				if err := fn(r.Key, r.Value); err != nil {
-					return err
+			if len(recs) == 0 {
+				continue // emptied by compaction
+			}
+			rb := group.ReplayedBatch{
+				BaseOffset:    bt.Header.BaseOffset + int64(recs[0].OffsetDelta),
+				ProducerID:    bt.Header.ProducerID,
+				Transactional: bt.Header.IsTransactional(),
+				Control:       bt.Header.IsControl(),
+			}
+			if rb.Control {
+				if rb.Commit, err = isCommitMarker(recs[0].Key); err != nil {
+					return fmt.Errorf("__consumer_offsets-%d offset %d: %w", partition, rb.BaseOffset, err)
 				}
+			} else {
+				rb.Records = make([]group.KV, len(recs))
+				for i, r := range recs {
+					rb.Records[i] = group.KV{Key: r.Key, Value: r.Value}
+				}
+			}
+			if err := fn(rb); err != nil {
+				return err
 			}
 		}
 	}
+}
+
+// isCommitMarker reads a control record's key (version int16, type int16;
+// Kafka's ControlRecordType): type 1 is COMMIT. Kafka's loader treats every
+// other type, ABORT (0) included, as the end of an aborted transaction.
+func isCommitMarker(key []byte) (bool, error) {
+	if len(key) < 4 || int16(binary.BigEndian.Uint16(key)) < 0 {
+		return false, fmt.Errorf("invalid control record key %x", key)
+	}
+	return binary.BigEndian.Uint16(key[2:]) == 1, nil
 }
 
 // coordinatorFor names the group coordinator for key: the leader of its

@@ -22,20 +22,16 @@ import (
 // broker-to-broker form.
 const verifyAddPartitionsVersion = 4
 
-// verifyTransaction returns, for each partition of tps that may not be
-// appended to, the error its Produce answer carries, translated as
-// Kafka's ReplicaManager translates the coordinator's answer for clients:
-// errors a client might not retry become NOT_ENOUGH_REPLICAS, which every
-// client retries without a metadata refresh.
-//
-// abortable is set for requests new enough to carry TRANSACTION_ABORTABLE
-// (Produce v11+, TxnOffsetCommit v4+); older ones get INVALID_TXN_STATE
-// in its place.
+// verifyTransaction returns, for each partition of tps the coordinator
+// did not confirm, the error as Kafka's AddPartitionsToTxnManager reports
+// it to the request that asked: PRODUCER_FENCED as INVALID_PRODUCER_EPOCH,
+// and TRANSACTION_ABORTABLE as INVALID_TXN_STATE unless abortable is set,
+// for requests new enough to carry it (Produce v11+, TxnOffsetCommit v4+).
 func (b *Broker) verifyTransaction(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tps []TopicPartition, abortable bool) map[TopicPartition]error {
 	out := map[TopicPartition]error{}
 	failAll := func(err error) map[TopicPartition]error {
 		for _, tp := range tps {
-			out[tp] = produceVerificationError(err, abortable)
+			out[tp] = verificationError(err, abortable)
 		}
 		return out
 	}
@@ -91,28 +87,38 @@ func (b *Broker) verifyTransaction(ctx context.Context, transactionalID string, 
 				tp := TopicPartition{rt.Topic, rp.Partition}
 				answered[tp] = true
 				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-					out[tp] = produceVerificationError(err, abortable)
+					out[tp] = verificationError(err, abortable)
 				}
 			}
 		}
 	}
 	for _, tp := range tps {
 		if !answered[tp] {
-			out[tp] = produceVerificationError(kerr.UnknownServerError, abortable)
+			out[tp] = verificationError(kerr.UnknownServerError, abortable)
 		}
 	}
 	return out
 }
 
-// produceVerificationError is what a Produce answer says for a partition
-// the coordinator did not confirm (Kafka's AddPartitionsToTxnManager and
-// ReplicaManager.appendRecords' postVerificationCallback).
-func produceVerificationError(err error, abortable bool) error {
+// verificationError is the coordinator's answer as the verifying request
+// sees it (Kafka's AddPartitionsToTxnManager).
+func verificationError(err error, abortable bool) error {
 	switch {
 	case errors.Is(err, kerr.ProducerFenced):
 		return kerr.InvalidProducerEpoch
 	case errors.Is(err, kerr.TransactionAbortable) && !abortable:
 		return kerr.InvalidTxnState
+	}
+	return err
+}
+
+// produceVerificationError is what a Produce answer says for a partition
+// that failed verification (ReplicaManager.appendRecords'
+// postVerificationCallback): errors a client might not retry become
+// NOT_ENOUGH_REPLICAS, which every client retries without a metadata
+// refresh.
+func produceVerificationError(err error) error {
+	switch {
 	case errors.Is(err, kerr.ConcurrentTransactions),
 		errors.Is(err, kerr.NetworkException),
 		errors.Is(err, kerr.CoordinatorLoadInProgress),

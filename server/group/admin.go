@@ -153,7 +153,7 @@ func (c *Coordinator) deleteGroup(ctx context.Context, id string) int16 {
 		}
 		return cmp.Compare(a.partition, b.partition)
 	})
-	if code := c.deleteOffsets(ctx, g, tps, true); code != 0 {
+	if code := c.deleteOffsets(ctx, g, tps, removeGroup); code != 0 {
 		return code
 	}
 	c.logger.Info("group deleted", "group", id, "offsets", len(tps))

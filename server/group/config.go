@@ -35,6 +35,21 @@ type Config struct {
 	// UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist. Nil means
 	// every partition exists.
 	TopicPartitionExists func(topic string, partition int32) bool
+	// VerifyTransaction is KIP-890's check, made before a TxnOffsetCommit
+	// is written, that the transaction coordinator has the group's
+	// __consumer_offsets partition in the producer's ongoing transaction.
+	// Its error (a *kerr.Error) answers every partition of the request,
+	// mapped as Kafka maps verification errors. Nil skips the check.
+	VerifyTransaction func(ctx context.Context, v TxnVerification) error
+}
+
+// TxnVerification names what VerifyTransaction checks: that Partition of
+// __consumer_offsets is in the transaction of the producer.
+type TxnVerification struct {
+	TransactionalID string
+	ProducerID      int64
+	ProducerEpoch   int16
+	Partition       int32
 }
 
 // Defaults of Kafka 3.9 (GroupCoordinatorConfig, OffsetConfig).
@@ -110,11 +125,36 @@ type KV struct {
 }
 
 // OffsetsLog is the coordinator's view of the __consumer_offsets partitions
-// it leads. Append returns once the records are committed (acks=all
+// it leads. The appends return once the records are committed (acks=all
 // semantics); only then does the coordinator acknowledge a commit or a
-// rebalance. Append must not call back into the Coordinator.
+// rebalance. They return the base offset of the batch they wrote: which of
+// two commits of one partition is newer is decided by where they are in the
+// log, as Kafka's CommitRecordMetadataAndOffset.olderThan does. No method
+// may call back into the Coordinator.
 type OffsetsLog interface {
-	Append(ctx context.Context, partition int32, records []KV) error
-	// Replay calls fn for every record of the partition in offset order.
-	Replay(partition int32, fn func(key, value []byte) error) error
+	// Append writes records as one non-transactional batch.
+	Append(ctx context.Context, partition int32, records []KV) (int64, error)
+	// AppendTransactional writes records as one transactional batch of the
+	// producer (base sequence 0, as Kafka's GroupMetadataManager writes
+	// TxnOffsetCommit records); they count only once a commit marker of the
+	// producer follows them.
+	AppendTransactional(ctx context.Context, partition int32, producerID int64, producerEpoch int16, records []KV) (int64, error)
+	// Replay calls fn for every batch of the partition in offset order,
+	// control batches included.
+	Replay(partition int32, fn func(ReplayedBatch) error) error
+}
+
+// ReplayedBatch is one batch of __consumer_offsets as Replay reads it.
+type ReplayedBatch struct {
+	// BaseOffset is the offset of the batch's first record.
+	BaseOffset int64
+	// ProducerID is -1 for the coordinator's own non-transactional writes.
+	ProducerID int64
+	// Transactional batches hold TxnOffsetCommit records of ProducerID.
+	Transactional bool
+	// Control batches are transaction markers and carry no Records: Commit
+	// says whether ProducerID's transaction committed or aborted.
+	Control bool
+	Commit  bool
+	Records []KV
 }

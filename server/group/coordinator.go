@@ -20,6 +20,12 @@ const (
 type partitionState struct {
 	status partitionStatus
 	epoch  uint64 // tells a finished load whether an unload or reload overtook it
+	// txnGroups names, by producer id, the groups holding pending
+	// transactional offsets of the producer.
+	txnGroups map[int64]map[string]struct{}
+	// deferredMarkers are the CompleteTransaction calls made while the
+	// partition loaded, applied in order before it serves requests.
+	deferredMarkers []txnMarker
 }
 
 // Coordinator is the classic group coordinator for the __consumer_offsets
@@ -158,29 +164,26 @@ func (c *Coordinator) removeGroup(g *group) {
 	if c.groups[g.id] == g {
 		delete(c.groups, g.id)
 	}
+	if ps := c.partitions[g.partition]; ps != nil {
+		for pid := range g.pendingTxn {
+			delete(ps.txnGroups[pid], g.id)
+			if len(ps.txnGroups[pid]) == 0 {
+				delete(ps.txnGroups, pid)
+			}
+		}
+	}
 }
 
 // append writes group metadata or tombstones to the group's partition,
 // bounded by offsets.commit.timeout.ms, and maps a failure to the error code
 // Kafka gives clients (GroupMetadataManager.storeGroup).
 func (c *Coordinator) append(ctx context.Context, partition int32, records []KV) int16 {
-	return c.appendMapped(ctx, partition, records, false)
-}
-
-// appendOffsets is append for offset commits, whose error mapping differs
-// (GroupMetadataManager.storeOffsets).
-func (c *Coordinator) appendOffsets(ctx context.Context, partition int32, records []KV) int16 {
-	return c.appendMapped(ctx, partition, records, true)
-}
-
-func (c *Coordinator) appendMapped(ctx context.Context, partition int32, records []KV, offsets bool) int16 {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.OffsetCommitTimeout)
-	defer cancel()
-	err := c.log.Append(ctx, partition, records)
+	_, err := c.write(ctx, partition, func(ctx context.Context) (int64, error) {
+		return c.log.Append(ctx, partition, records)
+	})
 	if err == nil {
 		return 0
 	}
-	c.logger.Warn("append to __consumer_offsets failed", "partition", partition, "err", err)
 	var ke *kerr.Error
 	if !errors.As(err, &ke) {
 		return kerr.CoordinatorNotAvailable.Code
@@ -191,15 +194,64 @@ func (c *Coordinator) appendMapped(ctx context.Context, partition int32, records
 	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
 		return kerr.NotCoordinator.Code
 	case kerr.RequestTimedOut:
-		if offsets {
-			return ke.Code
-		}
 		return kerr.RebalanceInProgress.Code
 	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
-		if offsets {
-			return kerr.InvalidCommitOffsetSize.Code
-		}
 		return kerr.UnknownServerError.Code
+	}
+	return ke.Code
+}
+
+// appendOffsets is append for offset commits, whose error mapping differs
+// (GroupMetadataManager.storeOffsets); it returns the batch's base offset.
+func (c *Coordinator) appendOffsets(ctx context.Context, partition int32, records []KV) (int64, int16) {
+	base, err := c.write(ctx, partition, func(ctx context.Context) (int64, error) {
+		return c.log.Append(ctx, partition, records)
+	})
+	return base, offsetCommitErrorCode(err)
+}
+
+// appendTxnOffsets is appendOffsets for a transactional batch.
+func (c *Coordinator) appendTxnOffsets(ctx context.Context, partition int32, producerID int64, producerEpoch int16, records []KV) (int64, int16) {
+	base, err := c.write(ctx, partition, func(ctx context.Context) (int64, error) {
+		return c.log.AppendTransactional(ctx, partition, producerID, producerEpoch, records)
+	})
+	return base, offsetCommitErrorCode(err)
+}
+
+// write runs one append bounded by offsets.commit.timeout.ms.
+func (c *Coordinator) write(ctx context.Context, partition int32, appendFn func(context.Context) (int64, error)) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.OffsetCommitTimeout)
+	defer cancel()
+	base, err := appendFn(ctx)
+	if err != nil {
+		c.logger.Warn("append to __consumer_offsets failed", "partition", partition, "err", err)
+	}
+	return base, err
+}
+
+// offsetCommitErrorCode is Kafka's maybeConvertOffsetCommitError, for
+// failed offset appends and failed KIP-890 verifications alike; an error
+// that is not Kafka's means the log could not be reached.
+func offsetCommitErrorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	switch ke {
+	case kerr.NetworkException:
+		// A verification that could not reach the transaction
+		// coordinator: older clients retry this one without looking the
+		// coordinator up again.
+		return kerr.CoordinatorLoadInProgress.Code
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
+		return kerr.NotCoordinator.Code
+	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+		return kerr.InvalidCommitOffsetSize.Code
 	}
 	return ke.Code
 }

@@ -71,7 +71,7 @@ type blockingLog struct {
 	release chan struct{}
 }
 
-func (l *blockingLog) Replay(p int32, fn func(key, value []byte) error) error {
+func (l *blockingLog) Replay(p int32, fn func(ReplayedBatch) error) error {
 	<-l.release
 	return l.MemOffsetsLog.Replay(p, fn)
 }
@@ -189,7 +189,7 @@ func TestAppendErrorMapping(t *testing.T) {
 		if got := h.c.append(context.Background(), 0, []KV{{Key: []byte{0, 2}}}); got != tc.group {
 			t.Errorf("%v for group metadata: %v want %v", tc.err, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.group))
 		}
-		if got := h.c.appendOffsets(context.Background(), 0, []KV{{Key: []byte{0, 1}}}); got != tc.offs {
+		if _, got := h.c.appendOffsets(context.Background(), 0, []KV{{Key: []byte{0, 1}}}); got != tc.offs {
 			t.Errorf("%v for offsets: %v want %v", tc.err, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.offs))
 		}
 	}

@@ -133,6 +133,10 @@ type group struct {
 	subscribedTopics map[string]bool
 
 	offsets map[topicPartition]committedOffset
+	// pendingTxn holds, by producer id, TxnOffsetCommit offsets written to
+	// the log whose transaction has no marker yet (Kafka's
+	// pendingTransactionalOffsetCommits). OffsetFetch does not see them.
+	pendingTxn map[int64]map[topicPartition]committedOffset
 }
 
 func newGroup(id string, partition int32, now time.Time) *group {
@@ -146,6 +150,7 @@ func newGroup(id string, partition int32, now time.Time) *group {
 		pending:        make(map[string]Timer),
 		pendingSync:    make(map[string]bool),
 		offsets:        make(map[topicPartition]committedOffset),
+		pendingTxn:     make(map[int64]map[topicPartition]committedOffset),
 	}
 }
 

@@ -29,17 +29,11 @@ func (c *Coordinator) LoadPartition(p int32) error {
 	c.mu.Unlock()
 
 	start := c.clock.Now()
-	r := &replayedPartition{
-		offsets: make(map[string]map[topicPartition]committedOffset),
-		groups:  make(map[string]*kmsg.GroupMetadataValue),
-	}
+	r := newReplayedPartition()
 	skipped := 0
-	err := c.log.Replay(p, func(key, value []byte) error {
-		err := r.apply(key, value)
-		if errors.Is(err, errUnknownRecordKey) {
-			skipped++
-			return nil
-		}
+	err := c.log.Replay(p, func(b ReplayedBatch) error {
+		n, err := r.applyBatch(b)
+		skipped += n
 		return err
 	})
 	if err != nil {
@@ -52,20 +46,36 @@ func (c *Coordinator) LoadPartition(p int32) error {
 	}
 
 	now := c.clock.Now()
-	var groups []*group
+	groups := make(map[string]*group)
 	for id, v := range r.groups {
-		groups = append(groups, c.groupFromRecord(id, p, v, r.offsets[id], now))
+		groups[id] = c.groupFromRecord(id, p, v, r.offsets[id], now)
+	}
+	// Groups that only committed offsets (simple consumers, or groups
+	// whose metadata was never written or was deleted), or only have
+	// offsets in an open transaction, come back Empty so OffsetFetch and
+	// DescribeGroups keep working after a restart, as in Kafka.
+	orphan := func(id string) *group {
+		g := groups[id]
+		if g == nil {
+			g = newGroup(id, p, now)
+			groups[id] = g
+		}
+		return g
 	}
 	for id, offs := range r.offsets {
-		if _, ok := r.groups[id]; ok {
-			continue
+		if _, ok := r.groups[id]; !ok {
+			orphan(id).offsets = offs
 		}
-		// Groups that only committed offsets (simple consumers, or groups
-		// whose metadata was never written) come back Empty so OffsetFetch
-		// and DescribeGroups keep working after a restart.
-		g := newGroup(id, p, now)
-		g.offsets = offs
-		groups = append(groups, g)
+	}
+	txnGroups := make(map[int64]map[string]struct{})
+	for pid, byGroup := range r.pending {
+		for id, offs := range byGroup {
+			orphan(id).pendingTxn[pid] = offs
+			if txnGroups[pid] == nil {
+				txnGroups[pid] = make(map[string]struct{})
+			}
+			txnGroups[pid][id] = struct{}{}
+		}
 	}
 
 	c.mu.Lock()
@@ -77,8 +87,11 @@ func (c *Coordinator) LoadPartition(p int32) error {
 	for _, g := range groups {
 		c.groups[g.id] = g
 	}
-	ps.status = partitionLoaded
+	ps.txnGroups = txnGroups
 	c.mu.Unlock()
+	if !c.applyDeferredMarkers(p, epoch) {
+		return nil
+	}
 
 	// Members of a loaded group get a fresh session; those that do not
 	// heartbeat again expire and trigger a rebalance, as in Kafka.
@@ -92,6 +105,34 @@ func (c *Coordinator) LoadPartition(p int32) error {
 	c.logger.Info("loaded __consumer_offsets partition", "partition", p, "groups", len(groups),
 		"skipped_records", skipped, "took", c.clock.Now().Sub(start))
 	return nil
+}
+
+// applyDeferredMarkers applies, in order, the transaction markers reported
+// while partition p loaded, then opens the partition to requests. Markers
+// that the replay already read find nothing left to complete; those
+// appended after the replay's last read are applied here, before any
+// TxnOffsetCommit of a next transaction can reach the groups. It reports
+// false when an unload or reload overtook the load.
+func (c *Coordinator) applyDeferredMarkers(p int32, epoch uint64) bool {
+	for {
+		c.mu.Lock()
+		ps := c.partitions[p]
+		if ps == nil || ps.epoch != epoch {
+			c.mu.Unlock()
+			return false
+		}
+		markers := ps.deferredMarkers
+		ps.deferredMarkers = nil
+		if len(markers) == 0 {
+			ps.status = partitionLoaded
+			c.mu.Unlock()
+			return true
+		}
+		c.mu.Unlock()
+		for _, m := range markers {
+			c.completeTransaction(p, m.producerID, m.commit, true)
+		}
+	}
 }
 
 func (c *Coordinator) groupFromRecord(id string, p int32, v *kmsg.GroupMetadataValue, offs map[topicPartition]committedOffset, now time.Time) *group {

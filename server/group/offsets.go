@@ -74,7 +74,7 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if code := c.validateCommit(g, generation, memberID, instanceID); code != 0 {
+	if code := validateOffsetCommit(g, generation, memberID, instanceID, false); code != 0 {
 		return code
 	}
 	switch g.state {
@@ -128,44 +128,25 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 	if len(records) == 0 {
 		return 0
 	}
-	if code := c.appendOffsets(ctx, g.partition, records); code != 0 {
+	base, code := c.appendOffsets(ctx, g.partition, records)
+	if code != 0 {
 		for _, w := range where {
 			codes[w[0]][w[1]] = code
 		}
 		return 0
 	}
 	for i, tp := range tps {
+		values[i].recordOffset = base
 		g.offsets[tp] = values[i]
 	}
 	return 0
 }
 
-// validateCommit is Kafka's validateOffsetCommit: group members must name
-// their generation; anyone else may commit only to a group without members.
-func (c *Coordinator) validateCommit(g *group, generation int32, memberID string, instanceID *string) int16 {
-	if g.state == stateDead {
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	if generation >= 0 || memberID != unknownMemberID || instanceID != nil {
-		switch {
-		case g.staticFenced(instanceID, memberID):
-			return kerr.FencedInstanceID.Code
-		case g.members[memberID] == nil:
-			return kerr.UnknownMemberID.Code
-		case generation != g.generation:
-			return kerr.IllegalGeneration.Code
-		}
-		return 0
-	}
-	if g.state != stateEmpty {
-		return kerr.UnknownMemberID.Code
-	}
-	return 0
-}
-
 // OffsetFetch serves OffsetFetch: v0-7 for one group, v8+ for several. Null
-// topics (v2+) mean every partition the group committed. requireStable
-// (v7+) is accepted; without transactions no offset is ever unstable.
+// topics (v2+) mean every partition the group committed. Offsets of open
+// transactions are never returned; with requireStable (v7+, KIP-447) a
+// partition that has one answers UNSTABLE_OFFSET_COMMIT, per partition at
+// every version, as Kafka's GroupMetadataManager.getOffsets does.
 func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := kmsg.NewPtrOffsetFetchResponse()
 	resp.Version = req.Version
@@ -178,7 +159,7 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 					want[t.Topic] = append(want[t.Topic], t.Partitions...)
 				}
 			}
-			code, got := c.fetchOffsets(rg.Group, rg.Topics != nil, topicOrder(rg.Topics), want)
+			code, got := c.fetchOffsets(rg.Group, req.RequireStable, rg.Topics != nil, topicOrder(rg.Topics), want)
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group, g.ErrorCode = rg.Group, code
 			for _, ft := range got {
@@ -209,7 +190,7 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 			want[t.Topic] = append(want[t.Topic], t.Partitions...)
 		}
 	}
-	code, got := c.fetchOffsets(req.Group, listed, order, want)
+	code, got := c.fetchOffsets(req.Group, req.Version >= 7 && req.RequireStable, listed, order, want)
 	resp.ErrorCode = code
 	if code != 0 && req.Version < 2 {
 		// v0-1 have no group error field: Kafka repeats it per partition.
@@ -264,37 +245,37 @@ type fetchedTopic struct {
 
 // fetchOffsets answers one group: the listed partitions (offset -1 when
 // none is committed) or, when listed is false, all committed ones.
-func (c *Coordinator) fetchOffsets(groupID string, listed bool, order []string, want map[string][]int32) (int16, []fetchedTopic) {
+func (c *Coordinator) fetchOffsets(groupID string, requireStable, listed bool, order []string, want map[string][]int32) (int16, []fetchedTopic) {
 	if code := c.status(groupID); code != 0 {
 		return code, nil
 	}
-	offsets := map[topicPartition]committedOffset{}
 	if g := c.lookup(groupID); g != nil {
 		g.mu.Lock()
+		defer g.mu.Unlock()
 		if g.state != stateDead {
-			offsets = g.offsets
 			if !listed {
-				order, want = sortedTopics(offsets)
+				order, want = sortedTopics(g.offsets)
 			}
-			out := buildFetched(order, want, offsets)
-			g.mu.Unlock()
-			return 0, out
+			unstable := func(tp topicPartition) bool { return requireStable && g.hasPendingTxn(tp) }
+			return 0, buildFetched(order, want, g.offsets, unstable)
 		}
-		g.mu.Unlock()
 	}
 	if !listed {
 		return 0, nil
 	}
-	return 0, buildFetched(order, want, offsets)
+	return 0, buildFetched(order, want, nil, func(topicPartition) bool { return false })
 }
 
-func buildFetched(order []string, want map[string][]int32, offsets map[topicPartition]committedOffset) []fetchedTopic {
+func buildFetched(order []string, want map[string][]int32, offsets map[topicPartition]committedOffset, unstable func(topicPartition) bool) []fetchedTopic {
 	out := make([]fetchedTopic, 0, len(order))
 	for _, t := range order {
 		ft := fetchedTopic{topic: t}
 		for _, p := range want[t] {
+			tp := topicPartition{t, p}
 			fp := fetchedPartition{partition: p, offset: -1, leaderEpoch: noLeaderEpoch}
-			if o, ok := offsets[topicPartition{t, p}]; ok {
+			if unstable(tp) {
+				fp.errorCode = kerr.UnstableOffsetCommit.Code
+			} else if o, ok := offsets[tp]; ok {
 				fp.offset, fp.leaderEpoch, fp.metadata = o.offset, o.leaderEpoch, o.metadata
 			}
 			ft.partitions = append(ft.partitions, fp)
@@ -348,7 +329,7 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 		}
 	}
 	if len(deletable) > 0 {
-		if code := c.deleteOffsets(ctx, g, deletable, false); code != 0 {
+		if code := c.deleteOffsets(ctx, g, deletable, removeDeleted); code != 0 {
 			for _, tp := range deletable {
 				codes[tp] = code
 			}
@@ -368,11 +349,22 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 	return resp
 }
 
+// offsetRemoval says why offsets are removed, which decides what happens
+// to pending transactional offsets of the same partitions (Kafka's
+// removeOffsets drops them, removeExpiredOffsets keeps them).
+type offsetRemoval int
+
+const (
+	removeExpired offsetRemoval = iota // retention: pending offsets stay and keep the group alive
+	removeDeleted                      // OffsetDelete: pending offsets of the partitions go too
+	removeGroup                        // DeleteGroups: the group goes with everything it holds
+)
+
 // deleteOffsets writes tombstones for tps (and, when the group is left
-// Empty without offsets or deleteGroup is set, for the group itself, which
-// then turns Dead and leaves the cache). Nothing changes in memory unless
-// the append succeeded. g.mu is held.
-func (c *Coordinator) deleteOffsets(ctx context.Context, g *group, tps []topicPartition, deleteGroup bool) int16 {
+// Empty without committed or pending offsets or the group is deleted, for
+// the group itself, which then turns Dead and leaves the cache). Nothing
+// changes in memory unless the append succeeded. g.mu is held.
+func (c *Coordinator) deleteOffsets(ctx context.Context, g *group, tps []topicPartition, why offsetRemoval) int16 {
 	var records []KV
 	remaining := len(g.offsets)
 	for _, tp := range tps {
@@ -381,15 +373,32 @@ func (c *Coordinator) deleteOffsets(ctx context.Context, g *group, tps []topicPa
 		}
 		records = append(records, KV{Key: offsetCommitKey(g.id, tp)})
 	}
-	dead := deleteGroup || (g.state == stateEmpty && remaining == 0)
+	pendingLeft := len(g.pendingTxn) > 0
+	if why == removeDeleted {
+		pendingLeft = false
+		for _, pending := range g.pendingTxn {
+			for tp := range pending {
+				if !slices.Contains(tps, tp) {
+					pendingLeft = true
+				}
+			}
+		}
+	}
+	dead := why == removeGroup || (g.state == stateEmpty && remaining == 0 && !pendingLeft)
 	if dead {
 		records = append(records, KV{Key: groupMetadataKey(g.id)})
+	}
+	if len(records) == 0 {
+		return 0
 	}
 	if code := c.append(ctx, g.partition, records); code != 0 {
 		return code
 	}
 	for _, tp := range tps {
 		delete(g.offsets, tp)
+	}
+	if why == removeDeleted {
+		g.dropPendingTxn(tps)
 	}
 	if dead {
 		g.stopTimers()
@@ -428,14 +437,18 @@ func (c *Coordinator) scheduleRetention() {
 }
 
 // ExpireOffsets removes offsets older than offsets.retention.minutes, with
-// Kafka's KIP-211 rules, and deletes groups left Empty without offsets. It
+// Kafka's KIP-211 rules, and deletes groups left Empty without offsets;
+// offsets of open transactions neither expire nor let their group go. It
 // runs every offsets.retention.check.interval.ms; it is exported for tools
 // and tests.
 func (c *Coordinator) ExpireOffsets() {
 	c.mu.Lock()
 	gs := make([]*group, 0, len(c.groups))
 	for _, g := range c.groups {
-		gs = append(gs, g)
+		// A loading partition's groups wait for its deferred markers.
+		if ps := c.partitions[g.partition]; ps != nil && ps.status == partitionLoaded {
+			gs = append(gs, g)
+		}
 	}
 	c.mu.Unlock()
 	now := c.clock.Now()
@@ -444,8 +457,8 @@ func (c *Coordinator) ExpireOffsets() {
 		g.mu.Lock()
 		if g.state != stateDead {
 			expired := c.expiredOffsets(g, now)
-			if len(expired) > 0 || (g.state == stateEmpty && len(g.offsets) == 0) {
-				if c.deleteOffsets(context.Background(), g, expired, false) == 0 {
+			if len(expired) > 0 || (g.state == stateEmpty && !g.hasOffsets()) {
+				if c.deleteOffsets(context.Background(), g, expired, removeExpired) == 0 {
 					removed += len(expired)
 				}
 			}

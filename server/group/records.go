@@ -38,6 +38,16 @@ type committedOffset struct {
 	metadata        string
 	commitTimestamp int64 // ms
 	expireTimestamp int64 // ms, noExpireTimestamp when none was requested
+	// recordOffset is the base offset of the batch that holds the commit
+	// in __consumer_offsets (Kafka's appendedBatchOffset): a transactional
+	// commit that completes replaces a committed offset only if it was
+	// written after it.
+	recordOffset int64
+}
+
+// newerThan is Kafka's CommitRecordMetadataAndOffset.olderThan, reversed.
+func (o committedOffset) newerThan(than committedOffset) bool {
+	return o.recordOffset > than.recordOffset
 }
 
 func offsetCommitKey(group string, tp topicPartition) []byte {
@@ -106,16 +116,83 @@ func groupMetadataValue(g *group, assignment map[string][]byte) []byte {
 }
 
 // replayedPartition is what a __consumer_offsets partition holds, last
-// record per key winning.
+// record per key winning (Kafka's loadGroupsAndOffsets).
 type replayedPartition struct {
-	offsets map[string]map[topicPartition]committedOffset
+	offsets groupOffsets
 	groups  map[string]*kmsg.GroupMetadataValue
+	// pending holds the TxnOffsetCommit records of transactions whose
+	// marker has not been read (yet), by producer id.
+	pending map[int64]groupOffsets
+}
+
+// groupOffsets are offsets by group id and partition.
+type groupOffsets map[string]map[topicPartition]committedOffset
+
+func (m groupOffsets) set(group string, tp topicPartition, o committedOffset) {
+	offs := m[group]
+	if offs == nil {
+		offs = make(map[topicPartition]committedOffset)
+		m[group] = offs
+	}
+	offs[tp] = o
+}
+
+func (m groupOffsets) remove(group string, tp topicPartition) {
+	if offs := m[group]; offs != nil {
+		delete(offs, tp)
+		if len(offs) == 0 {
+			delete(m, group)
+		}
+	}
+}
+
+func newReplayedPartition() *replayedPartition {
+	return &replayedPartition{
+		offsets: make(groupOffsets),
+		groups:  make(map[string]*kmsg.GroupMetadataValue),
+		pending: make(map[int64]groupOffsets),
+	}
 }
 
 var errUnknownRecordKey = errors.New("unknown __consumer_offsets key version")
 
-// apply folds one record into r; tombstones remove what they key.
-func (r *replayedPartition) apply(key, value []byte) error {
+// applyBatch folds one batch into r and counts the records it skipped as
+// unknown. A marker ends its producer's transaction: a commit makes the
+// pending offsets committed unless a commit written later is already there
+// (Kafka compares record offsets); an abort, or any marker other than a
+// commit, drops them.
+func (r *replayedPartition) applyBatch(b ReplayedBatch) (skipped int, err error) {
+	if b.Control {
+		if b.Commit {
+			for group, offs := range r.pending[b.ProducerID] {
+				for tp, o := range offs {
+					if cur, ok := r.offsets[group][tp]; !ok || o.newerThan(cur) {
+						r.offsets.set(group, tp, o)
+					}
+				}
+			}
+		}
+		delete(r.pending, b.ProducerID)
+		return 0, nil
+	}
+	for _, kv := range b.Records {
+		err := r.apply(kv.Key, kv.Value, b)
+		if errors.Is(err, errUnknownRecordKey) {
+			skipped++
+			continue
+		}
+		if err != nil {
+			return skipped, err
+		}
+	}
+	return skipped, nil
+}
+
+// apply folds one record of batch b into r; tombstones remove what they
+// key. Offset commits of a transactional batch stay pending for the
+// batch's producer; a transactional tombstone removes only a pending
+// offset, as in Kafka.
+func (r *replayedPartition) apply(key, value []byte, b ReplayedBatch) error {
 	if len(key) < 2 {
 		return fmt.Errorf("__consumer_offsets key of %d bytes", len(key))
 	}
@@ -126,13 +203,16 @@ func (r *replayedPartition) apply(key, value []byte) error {
 			return fmt.Errorf("offset commit key: %w", err)
 		}
 		tp := topicPartition{k.Topic, k.Partition}
-		if value == nil {
-			if m := r.offsets[k.Group]; m != nil {
-				delete(m, tp)
-				if len(m) == 0 {
-					delete(r.offsets, k.Group)
-				}
+		target := r.offsets
+		if b.Transactional {
+			target = r.pending[b.ProducerID]
+			if target == nil {
+				target = make(groupOffsets)
+				r.pending[b.ProducerID] = target
 			}
+		}
+		if value == nil {
+			target.remove(k.Group, tp)
 			return nil
 		}
 		var v kmsg.OffsetCommitValue
@@ -145,6 +225,7 @@ func (r *replayedPartition) apply(key, value []byte) error {
 			metadata:        v.Metadata,
 			commitTimestamp: v.CommitTimestamp,
 			expireTimestamp: noExpireTimestamp,
+			recordOffset:    b.BaseOffset,
 		}
 		if v.Version >= 3 {
 			o.leaderEpoch = v.LeaderEpoch
@@ -152,12 +233,7 @@ func (r *replayedPartition) apply(key, value []byte) error {
 		if v.Version == 1 {
 			o.expireTimestamp = v.ExpireTimestamp
 		}
-		m := r.offsets[k.Group]
-		if m == nil {
-			m = make(map[topicPartition]committedOffset)
-			r.offsets[k.Group] = m
-		}
-		m[tp] = o
+		target.set(k.Group, tp, o)
 	case 2:
 		var k kmsg.GroupMetadataKey
 		if err := k.ReadFrom(key); err != nil {

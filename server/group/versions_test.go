@@ -47,6 +47,11 @@ func TestResponsesEncodeAtEveryVersion(t *testing.T) {
 		r := commitRequest(v, "g", ids[0], gen, "t", map[int32]int64{0: int64(v)})
 		check("OffsetCommit", r, h.c.OffsetCommit(ctx, r))
 	}
+	for v := int16(0); v <= kmsg.NewPtrTxnOffsetCommitRequest().MaxVersion(); v++ {
+		r := txnCommitRequest(v, "g", 7, "t", map[int32]int64{1: int64(v)})
+		r.MemberID, r.Generation = ids[0], gen
+		check("TxnOffsetCommit", r, h.c.TxnOffsetCommit(ctx, r))
+	}
 	for v := int16(0); v <= kmsg.NewPtrOffsetFetchRequest().MaxVersion(); v++ {
 		r := kmsg.NewPtrOffsetFetchRequest()
 		r.Version, r.Group = v, "g"

@@ -1,0 +1,49 @@
+package server
+
+// TxnOffsetCommit, versions 0-3.
+//
+// A transactional producer's offset commit (KIP-98; v3 carries the
+// consumer's member id, generation and group.instance.id, KIP-447). The
+// group coordinator (server/group) writes the offsets as a transactional
+// batch of the producer to __consumer_offsets and keeps them pending until
+// WriteTxnMarkers reports the transaction's outcome (Coordinator.
+// CompleteTransaction). v4 (KIP-890's TRANSACTION_ABORTABLE) is not served.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/server/group"
+)
+
+func init() { register(kmsg.TxnOffsetCommit.Int16(), 0, 3, handleTxnOffsetCommit) }
+
+func handleTxnOffsetCommit(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
+	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
+	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
+		return protocol.Response{Msg: b.groups.TxnOffsetCommit(ctx, r)}
+	}}
+}
+
+// verifyTxnOffsetCommit is the coordinator's Config.VerifyTransaction: the
+// KIP-890 check, made after the group's status and before the commit is
+// written, that the transaction coordinator has __consumer_offsets-
+// v.Partition in the transaction of v.ProducerID at v.ProducerEpoch (Kafka's
+// maybeStartTransactionVerificationForPartition). Its *kerr.Error answers
+// every partition of the request; the coordinator maps it as Kafka's
+// maybeConvertOffsetCommitError does (NETWORK_EXCEPTION becomes
+// COORDINATOR_LOAD_IN_PROGRESS; INVALID_TXN_STATE and INVALID_PID_MAPPING
+// pass through). It runs with no group lock held, so it may wait on
+// another broker.
+func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, v group.TxnVerification) error {
+	if !b.cfg.TransactionPartitionVerificationEnable {
+		return nil
+	}
+	tp := TopicPartition{offsetsTopic, v.Partition}
+	// Versions up to 3 are served, none of which carries
+	// TRANSACTION_ABORTABLE.
+	errs := b.verifyTransaction(ctx, v.TransactionalID, v.ProducerID, v.ProducerEpoch, []TopicPartition{tp}, false)
+	return errs[tp]
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/replica"
+)
+
+// The kgo client sends every request at the highest version both sides
+// know: TxnOffsetCommit v3, FindCoordinator v4+ and OffsetFetch v8+.
+
+// awaitCoordinator asks FindCoordinator until the group's coordinator has
+// loaded its __consumer_offsets partition.
+func awaitCoordinator(t *testing.T, cl *kgo.Client, group string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKeys = []string{group}
+		fc := request[*kmsg.FindCoordinatorResponse](t, cl, req)
+		if len(fc.Coordinators) == 1 && fc.Coordinators[0].ErrorCode == 0 {
+			if _, code := fetchStable(t, cl, group); code != kerr.CoordinatorLoadInProgress.Code && code != kerr.NotCoordinator.Code {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("coordinator for %s not ready within 10s", group)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func txnOffsetCommit(t *testing.T, cl *kgo.Client, group string, producerID int64, offset int64) int16 {
+	t.Helper()
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = "tx", group, producerID, 2
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic = "t"
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, offset
+	rt.Partitions = []kmsg.TxnOffsetCommitRequestTopicPartition{rp}
+	req.Topics = []kmsg.TxnOffsetCommitRequestTopic{rt}
+	return request[*kmsg.TxnOffsetCommitResponse](t, cl, req).Topics[0].Partitions[0].ErrorCode
+}
+
+// fetchStable fetches t-0 with requireStable; a group error is returned
+// as the code.
+func fetchStable(t *testing.T, cl *kgo.Client, group string) (int64, int16) {
+	t.Helper()
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.RequireStable = true
+	rg := kmsg.NewOffsetFetchRequestGroup()
+	rg.Group = group
+	rt := kmsg.NewOffsetFetchRequestGroupTopic()
+	rt.Topic, rt.Partitions = "t", []int32{0}
+	rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{rt}
+	req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
+	g := request[*kmsg.OffsetFetchResponse](t, cl, req).Groups[0]
+	if g.ErrorCode != 0 {
+		return -1, g.ErrorCode
+	}
+	p := g.Topics[0].Partitions[0]
+	return p.Offset, p.ErrorCode
+}
+
+// writeMarker appends a transaction marker to __consumer_offsets-0 as the
+// WriteTxnMarkers handler does, then reports it to the coordinator. Kafka's
+// markers carry sequence -1; this one carries 1, the producer's next after
+// its TxnOffsetCommit batch (sequence 0), so the log's producer check
+// accepts it also before the log knows markers and coordinator appends.
+func writeMarker(t *testing.T, b *Broker, producerID int64, commit bool) {
+	t.Helper()
+	typ := uint16(0)
+	if commit {
+		typ = 1
+	}
+	key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, 0), typ)
+	value := []byte{0, 0, 0, 0, 0, 0} // version 0, coordinator epoch 0
+	bt, err := logstore.EncodeBatch(logstore.BatchOptions{
+		PartitionLeaderEpoch: -1, ProducerID: producerID, ProducerEpoch: 2, BaseSequence: 1,
+		Transactional: true, Control: true,
+	}, []logstore.Record{{Key: key, Value: value, Timestamp: time.Now().UnixMilli()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := b.offsetsPartition(0)
+	if p == nil {
+		t.Fatal("not the leader of __consumer_offsets-0")
+	}
+	if _, err := p.AppendAsLeader([]logstore.Batch{bt}, -1, replica.AppendRules{LogAppendTime: -1, Origin: replica.OriginCoordinator}); err != nil {
+		t.Fatalf("append marker: %v", err)
+	}
+	b.groups.CompleteTransaction(0, producerID, commit)
+}
+
+// TestTxnOffsetCommitThroughTheLog commits offsets transactionally through
+// a broker, checks the batch Kafka's way (transactional, the producer's id
+// and epoch, base sequence 0), ends the transactions with markers and
+// restarts: the replay must read the markers to the same state.
+func TestTxnOffsetCommitThroughTheLog(t *testing.T) {
+	dir := t.TempDir()
+	db := startDataBroker(t, dir)
+	db.mustCreate(t, "t", 1, nil)
+	cl := db.client(t)
+	awaitCoordinator(t, cl, "committed")
+
+	if code := txnOffsetCommit(t, cl, "committed", 1000, 42); code != 0 {
+		t.Fatalf("TxnOffsetCommit: %v", kerr.ErrorForCode(code))
+	}
+	p := db.b.offsetsPartition(0)
+	res, _, err := p.Read(p.LogStartOffset(), 1<<20, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := res.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, err := logstore.ParseBatches(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := batches[len(batches)-1].Header
+	if !last.IsTransactional() || last.IsControl() || last.ProducerID != 1000 || last.ProducerEpoch != 2 || last.BaseSequence != 0 {
+		t.Fatalf("TxnOffsetCommit batch header %+v", last)
+	}
+	if off, code := fetchStable(t, cl, "committed"); code != kerr.UnstableOffsetCommit.Code || off != -1 {
+		t.Fatalf("open transaction: offset %d %v", off, kerr.ErrorForCode(code))
+	}
+	writeMarker(t, db.b, 1000, true)
+	if off, code := fetchStable(t, cl, "committed"); code != 0 || off != 42 {
+		t.Fatalf("after commit: offset %d %v", off, kerr.ErrorForCode(code))
+	}
+
+	if code := txnOffsetCommit(t, cl, "aborted", 1001, 7); code != 0 {
+		t.Fatalf("TxnOffsetCommit: %v", kerr.ErrorForCode(code))
+	}
+	writeMarker(t, db.b, 1001, false)
+	if code := txnOffsetCommit(t, cl, "open", 1002, 9); code != 0 {
+		t.Fatalf("TxnOffsetCommit: %v", kerr.ErrorForCode(code))
+	}
+
+	db.stop()
+	db = startDataBroker(t, dir)
+	cl = db.client(t)
+	awaitCoordinator(t, cl, "committed")
+	for _, tc := range []struct {
+		group  string
+		offset int64
+		code   int16
+	}{
+		{"committed", 42, 0},
+		{"aborted", -1, 0},
+		{"open", -1, kerr.UnstableOffsetCommit.Code},
+	} {
+		if off, code := fetchStable(t, cl, tc.group); off != tc.offset || code != tc.code {
+			t.Fatalf("%s after restart: offset %d %v, want %d %v", tc.group, off, kerr.ErrorForCode(code), tc.offset, kerr.ErrorForCode(tc.code))
+		}
+	}
+	writeMarker(t, db.b, 1002, true)
+	if off, code := fetchStable(t, cl, "open"); code != 0 || off != 9 {
+		t.Fatalf("open transaction committed after restart: offset %d %v", off, kerr.ErrorForCode(code))
+	}
+}
+
+func TestIsCommitMarker(t *testing.T) {
+	for _, tc := range []struct {
+		key    []byte
+		commit bool
+		bad    bool
+	}{
+		{[]byte{0, 0, 0, 1}, true, false},
+		{[]byte{0, 0, 0, 0}, false, false},
+		{[]byte{0, 0, 0, 9}, false, false}, // unknown types end the transaction as aborted, as Kafka's loader does
+		{[]byte{0, 0, 0}, false, true},
+		{[]byte{0x80, 0, 0, 1}, false, true},
+	} {
+		commit, err := isCommitMarker(tc.key)
+		if commit != tc.commit || (err != nil) != tc.bad {
+			t.Errorf("%x: commit %v err %v", tc.key, commit, err)
+		}
+	}
+}
+
+func FuzzIsCommitMarker(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, key []byte) {
+		if commit, err := isCommitMarker(key); commit && err != nil {
+			t.Fatalf("%x: a commit and an error", key)
+		}
+	})
+}
