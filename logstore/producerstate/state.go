@@ -312,9 +312,14 @@ func (s *State) Update(b Batch, firstOffset, lastOffset int64) (completed Comple
 // Evict removes producers whose last batch lies below logStartOffset, as
 // Kafka's evictUnretainedProducers does after retention or DeleteRecords,
 // and completed transactions whose marker is gone with them
-// (onLogStartOffsetIncremented).
+// (onLogStartOffsetIncremented). An entry a transaction marker left
+// without batches (the marker bumped the epoch) stays until it expires:
+// it holds the producer and coordinator epochs that fence zombies.
 func (s *State) Evict(logStartOffset int64) {
 	for id, p := range s.producers {
+		if len(p.Batches) == 0 && p.CoordinatorEpoch >= 0 {
+			continue
+		}
 		if p.LastOffset() < logStartOffset {
 			s.removeOngoing(id)
 			delete(s.producers, id)

@@ -180,3 +180,25 @@ func TestExpireKeepsOngoingTxn(t *testing.T) {
 		t.Fatal("producer with a transaction expired")
 	}
 }
+
+// A marker that bumps the epoch leaves an entry without batches; eviction
+// by the log start keeps it, so the epochs it fences with survive
+// retention and restarts (only expiration removes it).
+func TestEvictKeepsMarkerOnlyEntries(t *testing.T) {
+	s := New()
+	var next int64
+	mustAt(t, s, &next, txnBatch(1, 0, 0, 0), OriginClient)
+	mustAt(t, s, &next, marker(1, 1, true, 3), OriginCoordinator)
+	s.Evict(100)
+	p := s.Producer(1)
+	if p == nil || p.Epoch != 1 || p.CoordinatorEpoch != 3 {
+		t.Fatalf("marker-only entry after Evict: %+v", p)
+	}
+	if _, err := s.CheckFrom(marker(1, 1, false, 2), OriginCoordinator); !errors.Is(err, kerr.TransactionCoordinatorFenced) {
+		t.Fatalf("zombie coordinator after eviction: %v", err)
+	}
+	s.Expire(1 << 40)
+	if s.Producer(1) != nil {
+		t.Fatal("expiration keeps the entry")
+	}
+}
