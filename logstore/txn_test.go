@@ -230,7 +230,7 @@ func TestFileLogTxnIndexFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	l = openLog(t, dir, smallCfg(), false, 0)
-	defer l.Close()
+	defer func() { l.Close() }()
 	if got, _ := l.AbortedTransactions(0, 8); !slices.Equal(got, scenarioAborted) {
 		t.Fatalf("after recovery: %+v", got)
 	}
@@ -239,6 +239,23 @@ func TestFileLogTxnIndexFile(t *testing.T) {
 	}
 	if got := l.LastStableOffset(8); got != 7 {
 		t.Fatalf("LSO after recovery: %d", got)
+	}
+	// With no snapshot at all, the replay alone brings the open
+	// transaction back.
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range segFiles(t, dir, snapshotSuffix) {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l = openLog(t, dir, smallCfg(), false, 0)
+	if got := l.LastStableOffset(8); got != 7 {
+		t.Fatalf("LSO after a replay without snapshots: %d", got)
+	}
+	if got, _ := l.AbortedTransactions(0, 8); !slices.Equal(got, scenarioAborted) {
+		t.Fatalf("after a replay without snapshots: %+v", got)
 	}
 }
 
