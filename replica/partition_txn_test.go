@@ -128,3 +128,53 @@ func TestCoordinatorAppendsAreNotDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// A follower replicates the leader's transactional batches and markers;
+// promoted, it has the same last stable offset and aborted transactions,
+// and fences the coordinator epoch the old leader saw.
+func TestPromotedFollowerKeepsTransactions(t *testing.T) {
+	ll := logtest.New(t, logstore.DefaultConfig())
+	leader := NewLeader("t", 0, [16]byte{}, ll, 1)
+	if _, err := leader.AppendAsLeader([]logstore.Batch{txnBatch(t, 7, 0, 2)}, 1, AppendRules{LogAppendTime: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leader.AppendAsLeader([]logstore.Batch{txnBatch(t, 8, 0, 1)}, 1, AppendRules{LogAppendTime: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leader.AppendMarkerAsLeader(logstore.Marker{ProducerID: 7, CoordinatorEpoch: 3}, 1); err != nil {
+		t.Fatal(err)
+	}
+	rr, _, err := leader.Read(0, 1<<20, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := rr.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, err := logstore.ParseBatches(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := logtest.New(t, logstore.DefaultConfig())
+	f := New("t", 0, [16]byte{}, fl, 0, Options{LocalID: 2, MinInsyncReplicas: 1, ReplicaLagTimeMax: time.Minute})
+	if !f.BecomeFollower(1, 1) {
+		t.Fatal("BecomeFollower refused")
+	}
+	if _, err := f.AppendAsFollower(batches); err != nil {
+		t.Fatal(err)
+	}
+	if !f.BecomeLeader(LeaderAndIsr{Leader: 2, LeaderEpoch: 2, Isr: []int32{2}, Replicas: []int32{2}}) {
+		t.Fatal("BecomeLeader refused")
+	}
+	want := []logstore.AbortedTxn{{ProducerID: 7, FirstOffset: 0, LastOffset: 3, LastStableOffset: 2}}
+	if got, _ := fl.AbortedTransactions(0, 4); !slices.Equal(got, want) {
+		t.Fatalf("promoted follower's aborted txns %+v, want %+v", got, want)
+	}
+	if got := f.LastStableOffset(); got != 2 {
+		t.Fatalf("promoted follower's LSO %d, want 2 (producer 8's open transaction)", got)
+	}
+	if _, err := f.AppendMarkerAsLeader(logstore.Marker{ProducerID: 7, CoordinatorEpoch: 2}, 1); !errors.Is(err, kerr.TransactionCoordinatorFenced) {
+		t.Fatalf("zombie coordinator on the new leader: %v", err)
+	}
+}
