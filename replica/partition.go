@@ -74,17 +74,21 @@ type Status struct {
 	HighWatermark   int64
 	LogEndOffset    int64
 	LogStartOffset  int64
+	// LastStableOffset is the log's at the HW (docs/transactions-log.md).
+	LastStableOffset int64
 }
 
 // Status reports the partition's replication state.
 func (p *Partition) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	hw := p.highWatermarkLocked()
 	s := Status{
-		Leader:         p.leader,
-		HighWatermark:  p.highWatermarkLocked(),
-		LogEndOffset:   p.log.LogEndOffset(),
-		LogStartOffset: p.log.LogStartOffset(),
+		Leader:           p.leader,
+		HighWatermark:    hw,
+		LogEndOffset:     p.log.LogEndOffset(),
+		LogStartOffset:   p.log.LogStartOffset(),
+		LastStableOffset: p.log.LastStableOffset(hw),
 	}
 	if p.leader {
 		s.UnderReplicated = p.leaderState.IsUnderReplicated()

@@ -83,6 +83,9 @@ func TestWriteTxnMarkersEndsATransactionForReadCommitted(t *testing.T) {
 	if ru.LastStableOffset != 0 || len(ru.RecordBatches) == 0 || ru.AbortedTransactions != nil {
 		t.Fatalf("read_uncommitted: LSO %d, %d record bytes, aborted %v", ru.LastStableOffset, len(ru.RecordBatches), ru.AbortedTransactions)
 	}
+	if st := p.Status(); st.HighWatermark-st.LastStableOffset != 3 {
+		t.Fatalf("LastStableOffsetLag during the transaction: HW %d LSO %d", st.HighWatermark, st.LastStableOffset)
+	}
 	if got := listLatestOffset(t, db.addr, "txn", 1); got != 0 {
 		t.Fatalf("ListOffsets latest read_committed: %d, want the LSO 0", got)
 	}
