@@ -2,9 +2,23 @@ package logstore
 
 import (
 	"fmt"
+
+	"github.com/kbroker/kbroker/logstore/producerstate"
 )
 
 func (l *FileLog) AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTime int64) (AppendInfo, error) {
+	return l.AppendAsLeaderFrom(batches, leaderEpoch, logAppendTime, OriginClient)
+}
+
+func (l *FileLog) AppendMarkerAsLeader(m Marker, leaderEpoch int32, timestamp int64) (AppendInfo, error) {
+	b, err := markerBatch(m, timestamp)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	return l.AppendAsLeaderFrom([]Batch{b}, leaderEpoch, -1, OriginCoordinator)
+}
+
+func (l *FileLog) AppendAsLeaderFrom(batches []Batch, leaderEpoch int32, logAppendTime int64, origin AppendOrigin) (AppendInfo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -12,7 +26,7 @@ func (l *FileLog) AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTi
 	}
 	// Duplicate detection under the log's lock, so that no append of the
 	// same producer slips between the check and the write.
-	orig, dup, err := l.producers.checkAsLeader(batches)
+	orig, dup, err := l.producers.checkAsLeader(batches, origin)
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -102,7 +116,12 @@ func (l *FileLog) appendLocked(batches []Batch, info AppendInfo) (AppendInfo, er
 	if len(l.buf) > 1<<20 {
 		l.buf = nil // do not pin a huge buffer after one large append
 	}
-	l.producers.update(batches)
+	// The marker's segment indexes the transactions it aborted. A failed
+	// index write leaves the batch appended (offsets must keep growing,
+	// as in Kafka's UnifiedLog.append); recovery rebuilds the index.
+	if err := l.producers.update(batches, func(c producerstate.CompletedTxn) error { return seg.txn.append(abortedTxn(c)) }); err != nil {
+		l.logger.Warn("write transaction index", "segment", seg.baseOffset, "err", err)
+	}
 	if l.maybeAssignEpochs(batches) {
 		if err := l.writeEpochs(); err != nil {
 			l.logger.Warn("write leader-epoch-checkpoint", "err", err)

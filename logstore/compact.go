@@ -10,9 +10,38 @@ import (
 // offsetMap is the cleaner's key → latest offset map.
 type offsetMap map[string]int64
 
+// abortedSet is the aborted transactions of the range being cleaned, by
+// producer: their records are dropped whatever their keys, and never
+// enter the offset map, so an aborted write cannot displace a committed
+// one (Kafka's LogCleaner with CleanedTransactionMetadata). Cleaning stops
+// at the last stable offset, so every transaction below it is decided and
+// each one not listed here was committed.
+type abortedSet map[int64][]AbortedTxn
+
+func newAbortedSet(txns []AbortedTxn) abortedSet {
+	s := abortedSet{}
+	for _, a := range txns {
+		s[a.ProducerID] = append(s[a.ProducerID], a)
+	}
+	return s
+}
+
+// holds reports whether a data batch belongs to an aborted transaction.
+func (s abortedSet) holds(h *BatchHeader) bool {
+	if !h.IsTransactional() || h.IsControl() {
+		return false
+	}
+	for _, a := range s[h.ProducerID] {
+		if a.FirstOffset <= h.BaseOffset && h.BaseOffset <= a.LastOffset {
+			return true
+		}
+	}
+	return false
+}
+
 // addBatch records the offsets of every keyed record of a batch.
-func (m offsetMap) addBatch(b Batch) error {
-	if b.Header.IsControl() {
+func (m offsetMap) addBatch(b Batch, aborted abortedSet) error {
+	if b.Header.IsControl() || aborted.holds(&b.Header) {
 		return nil
 	}
 	recs, err := DecodeRecords(b)
@@ -29,13 +58,19 @@ func (m offsetMap) addBatch(b Batch) error {
 
 // filterBatch keeps the records of b that hold their key's latest offset,
 // dropping keyless records (Kafka rejects those on compacted topics) and,
-// when dropTombstones, records with a null value. The batch keeps its base
-// offset, last offset delta, producer fields and codec; it is returned
-// unchanged when nothing goes, and keep is false when everything goes.
-func filterBatch(b Batch, m offsetMap, dropTombstones bool) (out Batch, keep bool, err error) {
+// when dropTombstones, records with a null value; a batch of an aborted
+// transaction goes whole. Transaction markers stay (Kafka removes them
+// once their transaction's data is gone; we keep them, which only costs
+// their bytes). The batch keeps its base offset, last offset delta,
+// producer fields and codec; it is returned unchanged when nothing goes,
+// and keep is false when everything goes.
+func filterBatch(b Batch, m offsetMap, aborted abortedSet, dropTombstones bool) (out Batch, keep bool, err error) {
 	h := &b.Header
 	if h.IsControl() {
 		return b, true, nil
+	}
+	if aborted.holds(h) {
+		return Batch{}, false, nil
 	}
 	recs, err := DecodeRecords(b)
 	if err != nil {
@@ -83,13 +118,26 @@ func filterBatch(b Batch, m offsetMap, dropTombstones bool) (out Batch, keep boo
 }
 
 // compactableCount is how many leading non-active segments the cleaner may
-// rewrite: min.compaction.lag.ms holds back segments with recent records.
-func compactableCount(segs []segmentInfo, cfg Config, nowMs int64) int {
+// rewrite: min.compaction.lag.ms holds back segments with recent records,
+// and a segment must end at or below stableOffset, the last stable
+// offset, since undecided transactions cannot be cleaned (Kafka's
+// LogCleanerManager.cleanableOffsets).
+func compactableCount(segs []segmentInfo, cfg Config, nowMs, stableOffset int64) int {
 	n := 0
-	for n < len(segs)-1 && nowMs-segs[n].maxTimestamp >= cfg.MinCompactionLagMs {
+	for n < len(segs)-1 && nowMs-segs[n].maxTimestamp >= cfg.MinCompactionLagMs && segs[n+1].baseOffset <= stableOffset {
 		n++
 	}
 	return n
+}
+
+// cleaningStableOffset is the last stable offset compaction stops at. A
+// log whose high watermark the replica layer never set (tests) takes its
+// log end offset for it.
+func cleaningStableOffset(t producerTable, logStartOffset, highWatermark, logEndOffset int64) int64 {
+	if highWatermark == noHighWatermark {
+		highWatermark = logEndOffset
+	}
+	return lastStableOffset(t, logStartOffset, min(highWatermark, logEndOffset))
 }
 
 // compact is one cleaner pass over the non-active segments (Kafka's
@@ -104,25 +152,35 @@ func (l *FileLog) compact(now time.Time) error {
 		return ErrClosed
 	}
 	cfg := l.cfg
-	n := compactableCount(l.segmentInfos(), cfg, now.UnixMilli())
+	stable := cleaningStableOffset(l.producers, l.logStartOffset, l.highWatermark, l.logEndOffset())
+	n := compactableCount(l.segmentInfos(), cfg, now.UnixMilli(), stable)
 	segs := append([]*segment(nil), l.segments[:n]...)
 	sizes := make([]int64, n)
+	var txns []AbortedTxn
 	for i, s := range segs {
 		sizes[i] = s.size
+	}
+	if n > 0 {
+		// Markers may lie past the cleaned range (below the LSO): every
+		// index from the first cleaned segment on may name its aborts.
+		for _, s := range l.segments {
+			txns, _ = s.txn.collect(txns, segs[0].baseOffset, l.segments[n].baseOffset)
+		}
 	}
 	l.mu.RUnlock()
 	if n == 0 {
 		return nil
 	}
+	aborted := newAbortedSet(txns)
 	m := offsetMap{}
 	for i, s := range segs {
-		if err := eachBatch(s.log, sizes[i], m.addBatch); err != nil {
+		if err := eachBatch(s.log, sizes[i], func(b Batch) error { return m.addBatch(b, aborted) }); err != nil {
 			return fmt.Errorf("compact %s segment %d: %w", l.dir, s.baseOffset, err)
 		}
 	}
 	for i, s := range segs {
 		dropTombstones := now.UnixMilli()-s.maxTimestamp > cfg.DeleteRetentionMs
-		ns, err := writeCleaned(s, sizes[i], m, dropTombstones, cfg)
+		ns, err := writeCleaned(s, sizes[i], m, aborted, dropTombstones, cfg)
 		if err != nil {
 			return fmt.Errorf("compact %s segment %d: %w", l.dir, s.baseOffset, err)
 		}
@@ -158,7 +216,7 @@ func eachBatch(f *os.File, size int64, fn func(Batch) error) error {
 // its indexes (`.index.cleaned`, `.timeindex.cleaned`), so the swap under
 // the log's lock is only renames. The result is nil when nothing would be
 // removed (and no file is left).
-func writeCleaned(s *segment, size int64, m offsetMap, dropTombstones bool, cfg Config) (*segment, error) {
+func writeCleaned(s *segment, size int64, m offsetMap, aborted abortedSet, dropTombstones bool, cfg Config) (*segment, error) {
 	ns, err := openSegmentFilesWithSuffix(s.dir, s.baseOffset, cfg, s.created, ".cleaned")
 	if err != nil {
 		return nil, err
@@ -175,7 +233,7 @@ func writeCleaned(s *segment, size int64, m offsetMap, dropTombstones bool, cfg 
 	}
 	changed := false
 	err = eachBatch(s.log, size, func(b Batch) error {
-		nb, keep, err := filterBatch(b, m, dropTombstones)
+		nb, keep, err := filterBatch(b, m, aborted, dropTombstones)
 		if err != nil {
 			return err
 		}
@@ -232,6 +290,9 @@ func (l *FileLog) swapCleaned(s *segment, size int64, ns *segment) error {
 	if err := syncDir(l.dir); err != nil {
 		return err
 	}
+	// Offsets stay where they were, so the transaction index does too: it
+	// moves to the cleaned segment, unchanged.
+	ns.txn, s.txn = s.txn, txnIndex{}
 	l.segments[idx] = ns
 	// Readers may still hold ranges of the old file; it is unlinked
 	// already and closed later.

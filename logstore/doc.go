@@ -13,7 +13,12 @@
 //     partition logs by topic/partition, periodic retention, compaction,
 //     flushes and checkpoints (Run).
 //   - Batch codecs: ParseBatches (produce-path validation without record
-//     decoding), DecodeRecords (decompress + kmsg.Record), BuildBatch.
+//     decoding), DecodeRecords (decompress + kmsg.Record), BuildBatch;
+//     DecodeTxnMarker / DecodeControlKey for control records, DecodeTxnIndex
+//     for .txnindex files.
+//   - Transactions (docs/transactions-log.md): AppendAsLeaderFrom (client or
+//     coordinator origin), AppendMarkerAsLeader, LastStableOffset,
+//     AbortedTransactions.
 //   - ReadCheckpoint/WriteCheckpoint for Kafka's offset checkpoint files.
 //   - EpochCache (epoch.go): Kafka's LeaderEpochFileCache rules, the one
 //     implementation; each log keeps one (leader-epoch-checkpoint) and
@@ -26,7 +31,9 @@
 // entries, one per log.index.interval.bytes), `.timeindex` (12-byte
 // timestamp/relOffset entries), `.snapshot` (the producer table as of that
 // offset, Kafka's ProducerSnapshot layout; written at each roll and at
-// close), plus `leader-epoch-checkpoint` and `partition.metadata`.
+// close), `.txnindex` (the aborted transactions whose abort marker is in
+// the segment, Kafka's TransactionIndex layout; created at the first),
+// plus `leader-epoch-checkpoint` and `partition.metadata`.
 //
 // Invariants:
 //   - Offsets strictly increase through a log; segments are ascending by
@@ -41,7 +48,7 @@
 //
 // Verified against Kafka itself both ways: dumplog_test.go (build tag
 // kafkatools) has Kafka's DumpLogSegments read our .log/.index/.timeindex
-// files, and kafkafixture_test.go reads a segment Kafka 4.4 wrote
+// and .txnindex files, and kafkafixture_test.go reads a segment Kafka 4.4 wrote
 // (testdata/kafka-4.4) and checks that the indexes we rebuild from it are
 // Kafka's, byte for byte.
 //
@@ -51,8 +58,10 @@
 //     non-active segments older than min.compaction.lag.ms, one cleaned
 //     file per segment (no grouping). Tombstones go once their segment's
 //     largest timestamp is older than delete.retention.ms (Kafka 3.x
-//     stamps a KIP-534 delete horizon instead). Control batches are kept.
-//   - No .txnindex. Producer-state snapshots are written under the log's
+//     stamps a KIP-534 delete horizon instead). Control batches are kept;
+//     records of aborted transactions are dropped and nothing at or past
+//     the last stable offset is cleaned, as in Kafka.
+//   - Producer-state snapshots are written under the log's
 //     lock at roll (no fsync) and close (fsynced), not in the background
 //     (docs/producer-snapshots.md).
 //   - No segment.jitter; leader-epoch truncations are written

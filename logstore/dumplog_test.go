@@ -58,3 +58,31 @@ func TestKafkaDumpLogReadsOurSegments(t *testing.T) {
 		t.Fatalf("index sanity check: %v\n%s", err, out)
 	}
 }
+
+// TestKafkaDumpLogReadsOurTxnIndex has DumpLogSegments read a .txnindex
+// written by an abort marker: Kafka's TransactionIndex must see our entry.
+func TestKafkaDumpLogReadsOurTxnIndex(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	l := openLog(t, dir, smallCfg(), true, 0)
+	writeTxnScenario(t, l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	libs, _ := filepath.Abs("../compat/lib")
+	out, err := exec.Command("java", "-cp", libs+"/*", "org.apache.kafka.tools.DumpLogSegments",
+		"--deep-iteration", "--files", segmentName(dir, 0, txnIndexSuffix)+","+segmentName(dir, 0, ".log")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{
+		"version: 0 producerId: 1 firstOffset: 0 lastOffset: 5 lastStableOffset: 4",
+		"isTransactional: true isControl: true",
+		"endTxnMarker: ABORT coordinatorEpoch: 2",
+		"endTxnMarker: COMMIT coordinatorEpoch: 2",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("DumpLogSegments output lacks %q:\n%s", want, text)
+		}
+	}
+}

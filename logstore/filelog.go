@@ -17,6 +17,10 @@ var ErrUnexpectedAppendOffset = errors.New("unexpected append offset")
 
 const epochCheckpointFile = "leader-epoch-checkpoint"
 
+// noHighWatermark is a log's high watermark before the replica layer sets
+// one: it bounds nothing, and completed transactions are kept unstable.
+const noHighWatermark = 1<<63 - 1
+
 // FileLogOptions carries what the Manager knows about a log from its log
 // dir's checkpoints and clean-shutdown marker.
 type FileLogOptions struct {
@@ -46,7 +50,7 @@ type FileLog struct {
 	recoveryPoint  int64
 	epochs         EpochCache
 	closed         bool
-	highWatermark  int64 // bounds retention; MaxInt64 until the replica layer sets it
+	highWatermark  int64 // bounds retention; noHighWatermark until the replica layer sets it
 	unflushed      int64 // records appended since the last flush
 	lastFlush      time.Time
 	buf            []byte // reused to join a multi-batch append into one write
@@ -54,6 +58,9 @@ type FileLog struct {
 	// are the offsets of its snapshot files on disk, ascending.
 	producers producerTable
 	snapshots []int64
+	// txnRebuild marks, while the log loads, the segments recovery read
+	// again: the producer-state replay rebuilds their transaction index.
+	txnRebuild map[*segment]bool
 
 	flushMu    sync.Mutex // serialises flushes so the recovery point only grows
 	maintainMu sync.Mutex // one retention/compaction pass at a time
@@ -75,7 +82,7 @@ func OpenFileLog(dir string, cfg Config, opts FileLogOptions) (*FileLog, error) 
 		return nil, err
 	}
 	cfg = normalizeConfig(cfg)
-	l := &FileLog{dir: dir, cfg: cfg, logger: opts.Logger, now: opts.Now, highWatermark: 1<<63 - 1,
+	l := &FileLog{dir: dir, cfg: cfg, logger: opts.Logger, now: opts.Now, highWatermark: noHighWatermark,
 		producers: newProducerTable(opts.ProducerIDExpiration)}
 	if l.logger == nil {
 		l.logger = slog.Default()

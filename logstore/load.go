@@ -63,6 +63,10 @@ func (l *FileLog) load(opts FileLogOptions) error {
 		if err != nil {
 			return err
 		}
+		if l.txnRebuild == nil {
+			l.txnRebuild = map[*segment]bool{}
+		}
+		l.txnRebuild[s] = true
 		if truncated {
 			l.logger.Warn("truncated torn segment tail", "segment", s.baseOffset, "next_offset", s.nextOffset)
 			for _, later := range l.segments[i+1:] {
@@ -166,12 +170,12 @@ func (l *FileLog) cleanDir() ([]int64, error) {
 			if b, ok := parseBase(strings.TrimSuffix(name, ".log")); ok {
 				logs[b] = true
 			}
-		case strings.HasSuffix(name, ".index"), strings.HasSuffix(name, ".timeindex"):
+		case strings.HasSuffix(name, ".index"), strings.HasSuffix(name, ".timeindex"), strings.HasSuffix(name, txnIndexSuffix):
 			indexes = append(indexes, name)
 		}
 	}
 	for _, name := range indexes {
-		base := strings.TrimSuffix(strings.TrimSuffix(name, ".index"), ".timeindex")
+		base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, ".index"), ".timeindex"), txnIndexSuffix)
 		if b, ok := parseBase(base); !ok || !logs[b] {
 			if err := remove(name); err != nil {
 				return nil, err

@@ -28,7 +28,38 @@ type Log interface {
 	// table under the same lock: a retried batch is not appended again
 	// (AppendInfo.Duplicate), an epoch or sequence out of place is a kerr
 	// error (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER).
+	// It is AppendAsLeaderFrom for a client's batches.
 	AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTime int64) (AppendInfo, error)
+
+	// AppendAsLeaderFrom is AppendAsLeader for batches of origin: a
+	// coordinator's (OriginCoordinator) are checked for their producer
+	// epoch and transaction state only, never for sequence or duplicates
+	// (Kafka's AppendOrigin.COORDINATOR).
+	AppendAsLeaderFrom(batches []Batch, leaderEpoch int32, logAppendTime int64, origin AppendOrigin) (AppendInfo, error)
+
+	// AppendMarkerAsLeader writes a transaction marker (a control batch,
+	// Kafka's EndTransactionMarker) for the transaction coordinator,
+	// stamped with timestamp. It is refused with INVALID_PRODUCER_EPOCH
+	// for an epoch older than the producer's and with
+	// TRANSACTION_COORDINATOR_FENCED for a coordinator epoch older than
+	// the last marker's. It ends the producer's transaction; an abort is
+	// recorded in the transaction index of the segment the marker lands in.
+	AppendMarkerAsLeader(m Marker, leaderEpoch int32, timestamp int64) (AppendInfo, error)
+
+	// LastStableOffset is the offset below which every transaction is
+	// decided and its marker replicated, given the partition's high
+	// watermark: min(highWatermark, first unstable offset), where a
+	// transaction is unstable while it has no marker or its marker is at
+	// or above the high watermark (Kafka's UnifiedLog.lastStableOffset).
+	// It never goes below the log start offset.
+	LastStableOffset(highWatermark int64) int64
+
+	// AbortedTransactions lists the aborted transactions that overlap
+	// [fetchOffset, upperBoundOffset): those whose marker is at or after
+	// fetchOffset and whose first offset is before upperBoundOffset, from
+	// the transaction indexes of the segment holding fetchOffset on
+	// (Kafka's UnifiedLog.collectAbortedTransactions), ascending by marker.
+	AbortedTransactions(fetchOffset, upperBoundOffset int64) ([]AbortedTxn, error)
 
 	// AppendAsFollower appends batches whose offsets were assigned by a
 	// leader. The first batch's base offset must equal LogEndOffset. The
@@ -104,6 +135,16 @@ type Log interface {
 	// (KAFKA-7415); an epoch not newer than the latest entry is ignored.
 	AssignLeaderEpoch(epoch int32, startOffset int64) error
 }
+
+// AppendOrigin is who wrote a leader's batches (Kafka's AppendOrigin):
+// a producer's Produce request, or this broker's group or transaction
+// coordinator.
+type AppendOrigin = producerstate.Origin
+
+const (
+	OriginClient      = producerstate.OriginClient
+	OriginCoordinator = producerstate.OriginCoordinator
+)
 
 // Config holds the per-topic log settings, named after the topic-level
 // configs (segment.bytes, segment.ms, retention.ms, retention.bytes,

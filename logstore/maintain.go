@@ -16,9 +16,12 @@ func (l *FileLog) segmentInfos() []segmentInfo {
 }
 
 // SetHighWatermark bounds retention (see HighWatermarkSetter).
+// Completed transactions whose marker it passed stop holding the last
+// stable offset back.
 func (l *FileLog) SetHighWatermark(hw int64) {
 	l.mu.Lock()
 	l.highWatermark = hw
+	l.producers.state.OnHighWatermark(hw)
 	l.mu.Unlock()
 }
 

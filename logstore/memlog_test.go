@@ -40,6 +40,8 @@ type memSegment struct {
 	offsetOfMax      int64
 	rollingTimestamp int64
 	created          time.Time
+	// aborted is the segment's transaction index.
+	aborted []AbortedTxn
 }
 
 var (
@@ -49,7 +51,7 @@ var (
 
 // NewMemLog returns an empty log starting at offset 0.
 func NewMemLog(cfg Config) *MemLog {
-	l := &MemLog{cfg: normalizeConfig(cfg), now: time.Now, highWatermark: 1<<63 - 1, producers: newProducerTable(0)}
+	l := &MemLog{cfg: normalizeConfig(cfg), now: time.Now, highWatermark: noHighWatermark, producers: newProducerTable(0)}
 	l.segments = []*memSegment{l.newSegment(0)}
 	return l
 }
@@ -141,12 +143,50 @@ func (l *MemLog) EndOffsetForEpoch(epoch int32) (int32, int64) {
 }
 
 func (l *MemLog) AppendAsLeader(batches []Batch, leaderEpoch int32, logAppendTime int64) (AppendInfo, error) {
+	return l.AppendAsLeaderFrom(batches, leaderEpoch, logAppendTime, OriginClient)
+}
+
+func (l *MemLog) AppendMarkerAsLeader(m Marker, leaderEpoch int32, timestamp int64) (AppendInfo, error) {
+	b, err := markerBatch(m, timestamp)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	return l.AppendAsLeaderFrom([]Batch{b}, leaderEpoch, -1, OriginCoordinator)
+}
+
+func (l *MemLog) LastStableOffset(highWatermark int64) int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return lastStableOffset(l.producers, l.logStartOffset, highWatermark)
+}
+
+func (l *MemLog) AbortedTransactions(fetchOffset, upperBoundOffset int64) ([]AbortedTxn, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var out []AbortedTxn
+	first := 0
+	for i, s := range l.segments {
+		if s.baseOffset <= fetchOffset {
+			first = i
+		}
+	}
+	for _, s := range l.segments[first:] {
+		x := txnIndex{entries: s.aborted}
+		var done bool
+		if out, done = x.collect(out, fetchOffset, upperBoundOffset); done {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (l *MemLog) AppendAsLeaderFrom(batches []Batch, leaderEpoch int32, logAppendTime int64, origin AppendOrigin) (AppendInfo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
-	orig, dup, err := l.producers.checkAsLeader(batches)
+	orig, dup, err := l.producers.checkAsLeader(batches, origin)
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -201,7 +241,9 @@ func (l *MemLog) appendLocked(batches []Batch, info AppendInfo) (AppendInfo, err
 		b := Batch{Header: batches[i].Header, Raw: bytes.Clone(batches[i].Raw)}
 		s.add(b)
 		l.epochs.assignFromBatch(&b.Header)
-		l.producers.updateHeader(&b.Header)
+		if c, ok := l.producers.updateBatch(&b); ok && c.Aborted {
+			s.aborted = append(s.aborted, abortedTxn(c))
+		}
 	}
 	info.LastOffset, info.MaxTimestamp, info.Bytes = last, maxTs, total
 	return info, nil
@@ -321,6 +363,7 @@ func (l *MemLog) infos() []segmentInfo {
 func (l *MemLog) SetHighWatermark(hw int64) {
 	l.mu.Lock()
 	l.highWatermark = hw
+	l.producers.state.OnHighWatermark(hw)
 	l.mu.Unlock()
 }
 
@@ -354,11 +397,21 @@ func (l *MemLog) dropLeading(n int) {
 }
 
 func (l *MemLog) compact(now time.Time) error {
-	n := compactableCount(l.infos(), l.cfg, now.UnixMilli())
+	stable := cleaningStableOffset(l.producers, l.logStartOffset, l.highWatermark, l.active().nextOffset)
+	n := compactableCount(l.infos(), l.cfg, now.UnixMilli(), stable)
+	if n == 0 {
+		return nil
+	}
+	var txns []AbortedTxn
+	for _, s := range l.segments {
+		x := txnIndex{entries: s.aborted}
+		txns, _ = x.collect(txns, l.segments[0].baseOffset, l.segments[n].baseOffset)
+	}
+	aborted := newAbortedSet(txns)
 	m := offsetMap{}
 	for _, s := range l.segments[:n] {
 		for _, b := range s.batches {
-			if err := m.addBatch(b); err != nil {
+			if err := m.addBatch(b, aborted); err != nil {
 				return err
 			}
 		}
@@ -368,7 +421,7 @@ func (l *MemLog) compact(now time.Time) error {
 		var kept []Batch
 		var size int64
 		for _, b := range s.batches {
-			nb, keep, err := filterBatch(b, m, drop)
+			nb, keep, err := filterBatch(b, m, aborted, drop)
 			if err != nil {
 				return err
 			}
@@ -428,6 +481,11 @@ func (l *MemLog) TruncateTo(offset int64) error {
 		}
 		s.add(b)
 	}
+	for _, a := range old.aborted {
+		if a.LastOffset < offset {
+			s.aborted = append(s.aborted, a)
+		}
+	}
 	l.segments[n-1] = s
 	l.recoveryPoint = min(l.recoveryPoint, s.nextOffset)
 	l.epochs.TruncateFromEnd(s.nextOffset)
@@ -435,11 +493,14 @@ func (l *MemLog) TruncateTo(offset int64) error {
 		l.producers.state.Clear()
 		for _, seg := range l.segments {
 			for i := range seg.batches {
-				l.producers.updateHeader(&seg.batches[i].Header)
+				l.producers.updateBatch(&seg.batches[i])
 			}
 		}
 		l.producers.expire(l.now())
 		l.producers.state.Evict(l.logStartOffset)
+		if l.highWatermark != noHighWatermark {
+			l.producers.state.OnHighWatermark(l.highWatermark)
+		}
 	}
 	return nil
 }

@@ -57,13 +57,13 @@ func producerBatch(h *BatchHeader) producerstate.Batch {
 // have no producer id.
 var errSeveralProducerBatches = fmt.Errorf("%w: several batches with a producer id in one append", ErrInvalidRecord)
 
-// checkAsLeader validates a client's batches against the table before they
-// are appended (Kafka's UnifiedLog.analyzeAndValidateProducerState for a
-// client append). A duplicate is answered with the original batch's
-// offsets and must not be appended again.
+// checkAsLeader validates a leader's batches from origin against the
+// table before they are appended (Kafka's
+// UnifiedLog.analyzeAndValidateProducerState). A duplicate is answered with
+// the original batch's offsets and must not be appended again.
 // The original comes back by value: a pointer into the verdict would move
 // it to the heap on every append.
-func (t *producerTable) checkAsLeader(batches []Batch) (original producerstate.BatchMetadata, dup bool, err error) {
+func (t *producerTable) checkAsLeader(batches []Batch, origin AppendOrigin) (original producerstate.BatchMetadata, dup bool, err error) {
 	for i := range batches {
 		h := &batches[i].Header
 		if h.ProducerID < 0 {
@@ -72,7 +72,11 @@ func (t *producerTable) checkAsLeader(batches []Batch) (original producerstate.B
 		if len(batches) > 1 {
 			return original, false, errSeveralProducerBatches
 		}
-		v, err := t.state.Check(producerBatch(h))
+		pb, ok := producerBatchOf(&batches[i])
+		if !ok {
+			return original, false, fmt.Errorf("%w: control batch without a transaction marker", ErrInvalidRecord)
+		}
+		v, err := t.state.CheckFrom(pb, origin)
 		if err != nil {
 			return original, false, err
 		}
@@ -83,17 +87,36 @@ func (t *producerTable) checkAsLeader(batches []Batch) (original producerstate.B
 	return original, false, nil
 }
 
-// update records appended batches, whose offsets are final.
-func (t *producerTable) update(batches []Batch) {
+// update records appended batches, whose offsets are final, and calls
+// aborted for each transaction one of them aborted, in offset order.
+func (t *producerTable) update(batches []Batch, aborted func(producerstate.CompletedTxn) error) error {
+	var errs []error
 	for i := range batches {
-		t.updateHeader(&batches[i].Header)
+		c, ok := t.updateBatch(&batches[i])
+		if ok && c.Aborted && aborted != nil {
+			errs = append(errs, aborted(c))
+		}
 	}
+	return errors.Join(errs...)
 }
 
-func (t *producerTable) updateHeader(h *BatchHeader) {
-	if h.ProducerID >= 0 {
-		t.state.Update(producerBatch(h), h.BaseOffset, h.LastOffset())
+// updateBatch records one batch; a control batch without a transaction
+// marker changes nothing (Kafka's ProducerAppendInfo.append).
+func (t *producerTable) updateBatch(b *Batch) (producerstate.CompletedTxn, bool) {
+	h := &b.Header
+	if h.ProducerID < 0 {
+		return producerstate.CompletedTxn{}, false
 	}
+	pb, ok := producerBatchOf(b)
+	if !ok {
+		return producerstate.CompletedTxn{}, false
+	}
+	return t.state.Update(pb, h.BaseOffset, h.LastOffset())
+}
+
+// abortedTxn is the transaction-index entry of an aborted transaction.
+func abortedTxn(c producerstate.CompletedTxn) AbortedTxn {
+	return AbortedTxn{ProducerID: c.ProducerID, FirstOffset: c.FirstOffset, LastOffset: c.LastOffset, LastStableOffset: c.LastStableOffset}
 }
 
 // expire applies producer.id.expiration.ms at now.
@@ -223,10 +246,60 @@ func (l *FileLog) loadProducers() error {
 	if err := l.deleteSnapshotsWhere(func(off int64) bool { return off > leo || off < l.logStartOffset }); err != nil {
 		return err
 	}
+	err = l.rebuildTxnIndexesLocked()
+	l.txnRebuild = nil
+	if err != nil {
+		return err
+	}
 	if err := l.reloadProducersLocked(leo); err != nil {
 		return err
 	}
 	return l.takeSnapshotLocked(false)
+}
+
+// rebuildTxnIndexesLocked indexes again the aborted transactions of the
+// segments recovery read (Kafka rebuilds a segment's transaction index as
+// it recovers it, LogSegment.recover). That needs the transactions ongoing
+// at the first of them, so a scratch table is loaded from the latest
+// readable snapshot at or below its base (the log start when there is
+// none) and replayed to the log end; replaySegment appends to the
+// recovered segments' indexes as markers complete transactions. The
+// log's own table is loaded afterwards, as before.
+func (l *FileLog) rebuildTxnIndexesLocked() error {
+	var first *segment
+	for _, s := range l.segments {
+		if l.txnRebuild[s] {
+			first = s
+			break
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	saved := l.producers
+	l.producers = newProducerTable(saved.expiration)
+	defer func() { l.producers = saved }()
+	from := l.logStartOffset
+	for i := len(l.snapshots) - 1; i >= 0; i-- {
+		off := l.snapshots[i]
+		if off > first.baseOffset {
+			continue
+		}
+		data, err := os.ReadFile(segmentName(l.dir, off, snapshotSuffix))
+		var entries []producerstate.Producer
+		if err == nil {
+			entries, err = producerstate.DecodeSnapshot(data)
+		}
+		if err != nil {
+			continue // an older one; the table's own load deals with this one
+		}
+		for _, p := range entries {
+			l.producers.state.Load(p)
+		}
+		from = max(off, l.logStartOffset)
+		break
+	}
+	return l.replayProducersLocked(from, l.logEndOffset())
 }
 
 // reloadProducersLocked rebuilds the table as of offset, which is the log
@@ -285,6 +358,9 @@ func (l *FileLog) reloadProducersLocked(offset int64) error {
 	}
 	t.expire(now)
 	t.state.Evict(l.logStartOffset)
+	if l.highWatermark != noHighWatermark {
+		t.state.OnHighWatermark(l.highWatermark)
+	}
 	if offset > from || snapshot >= 0 {
 		l.logger.Info("loaded producer state", "snapshot", snapshot, "replayed_from", from, "replayed_to", offset, "producers", t.state.Len())
 	}
@@ -309,9 +385,13 @@ func (l *FileLog) replayProducersLocked(from, to int64) error {
 	return nil
 }
 
+// replaySegment feeds the batches of s in [from, to) to the table: their
+// headers, and the record of each control batch (its marker). A segment
+// being recovered gets its aborted transactions indexed again.
 func (l *FileLog) replaySegment(s *segment, pos, from, to int64) error {
 	sc := newHeaderScanner(s.log, s.size)
 	defer sc.release()
+	var buf []byte
 	for {
 		h, err := sc.header(pos)
 		if err == io.EOF {
@@ -323,8 +403,18 @@ func (l *FileLog) replaySegment(s *segment, pos, from, to int64) error {
 		if h.BaseOffset >= to {
 			return nil
 		}
-		if h.LastOffset() >= from {
-			l.producers.updateHeader(&h)
+		if h.LastOffset() >= from && h.ProducerID >= 0 {
+			b := Batch{Header: h}
+			if h.IsControl() {
+				if b, buf, err = readBatchAt(s.log, pos, s.size, buf); err != nil {
+					return fmt.Errorf("replay producer state from segment %d: %w", s.baseOffset, err)
+				}
+			}
+			if c, ok := l.producers.updateBatch(&b); ok && c.Aborted && l.txnRebuild[s] {
+				if err := s.txn.append(abortedTxn(c)); err != nil {
+					return err
+				}
+			}
 		}
 		pos += int64(h.Size())
 	}

@@ -24,6 +24,9 @@ type segment struct {
 	log        *os.File
 	index      offsetIndex
 	timeIndex  timeIndex
+	// txn is the aborted-transaction index (.txnindex), in memory and,
+	// once it has an entry, on disk.
+	txn txnIndex
 
 	size       int64 // bytes of the .log that hold whole batches
 	nextOffset int64 // one past the last offset in the segment
@@ -75,6 +78,7 @@ func openSegmentFilesWithSuffix(dir string, base int64, cfg Config, now time.Tim
 		log:                  lf,
 		index:                offsetIndex{f: xf, baseOffset: base, maxEntries: indexEntries(cfg.MaxIndexBytes, offsetIndexEntrySize)},
 		timeIndex:            timeIndex{f: tf, baseOffset: base, maxEntries: indexEntries(cfg.MaxIndexBytes, timeIndexEntrySize)},
+		txn:                  newTxnIndex(dir, base, suffix),
 		nextOffset:           base,
 		maxTimestamp:         -1,
 		offsetOfMaxTimestamp: -1,
@@ -94,7 +98,7 @@ func newSegment(dir string, base int64, cfg Config, now time.Time) (*segment, er
 		s.closeFiles()
 		return nil, err
 	}
-	if err := s.resetIndexes(); err != nil {
+	if err := errors.Join(s.resetIndexes(), s.txn.reset()); err != nil {
 		s.closeFiles()
 		return nil, err
 	}
@@ -179,7 +183,9 @@ func (s *segment) recover(indexInterval int64, onBatch func(h *BatchHeader)) (tr
 		return false, err
 	}
 	end := st.Size()
-	if err := s.resetIndexes(); err != nil {
+	// The transaction index is rebuilt by the producer-state replay that
+	// follows (load.go), which knows the transactions ongoing here.
+	if err := errors.Join(s.resetIndexes(), s.txn.reset()); err != nil {
 		return false, err
 	}
 	s.size, s.nextOffset = 0, s.baseOffset
@@ -280,6 +286,12 @@ func (s *segment) load(indexInterval int64) (ok bool, err error) {
 			s.rollingTimestamp = h.MaxTimestamp
 		}
 	}
+	if err := s.txn.load(s.baseOffset); err != nil {
+		if errors.Is(err, ErrCorruptTxnIndex) {
+			return false, nil
+		}
+		return false, err
+	}
 	return true, nil
 }
 
@@ -297,6 +309,9 @@ func (s *segment) truncateTo(offset int64) error {
 		return err
 	}
 	s.size = pos
+	if err := s.txn.truncateTo(offset); err != nil {
+		return err
+	}
 	if err := s.index.truncateToPosition(pos); err != nil {
 		return err
 	}
@@ -379,11 +394,14 @@ func (s *segment) flush() error {
 	if err := s.index.f.Sync(); err != nil {
 		return err
 	}
+	if err := s.txn.sync(); err != nil {
+		return err
+	}
 	return s.timeIndex.f.Sync()
 }
 
 func (s *segment) closeFiles() error {
-	return errors.Join(s.log.Close(), s.index.f.Close(), s.timeIndex.f.Close())
+	return errors.Join(s.log.Close(), s.index.f.Close(), s.timeIndex.f.Close(), s.txn.close())
 }
 
 // deleteFiles removes the segment's files now and closes them later, so a
@@ -391,7 +409,7 @@ func (s *segment) closeFiles() error {
 func (s *segment) deleteFiles() error {
 	var errs []error
 	// By name, not f.Name(): a compacted segment's files were renamed.
-	for _, suffix := range []string{".log", ".index", ".timeindex"} {
+	for _, suffix := range []string{".log", ".index", ".timeindex", txnIndexSuffix} {
 		if err := os.Remove(segmentName(s.dir, s.baseOffset, suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -10,8 +10,13 @@
 // AppendAsLeader is the whole write of a produce request's validated
 // batches — leadership and min.insync.replicas checks, then the log's
 // producer-state check, append and update — under one lock;
+// AppendRules.Origin tells the log a coordinator's batches from a client's;
+// AppendMarkerAsLeader writes a transaction marker under the same checks;
 // ProduceWaitState is what an acks=-1 produce's verdict reads,
-// Read serves consumers below the HW, ReadForFollower serves a follower's
+// Read serves consumers below the HW, ReadIsolated read_committed ones
+// below the last stable offset with the aborted transactions they need
+// (docs/transactions-log.md), FetchWaitOffsets bounds a waiting fetch by
+// its isolation, ReadForFollower serves a follower's
 // fetch (with KIP-320's last-fetched-epoch check) and records its progress,
 // which moves the HW and may expand the ISR; MaybeShrinkIsr is the ISR
 // expiration check; ISR changes are written through an IsrWriter;

@@ -74,17 +74,21 @@ type Status struct {
 	HighWatermark   int64
 	LogEndOffset    int64
 	LogStartOffset  int64
+	// LastStableOffset is the log's at the HW (docs/transactions-log.md).
+	LastStableOffset int64
 }
 
 // Status reports the partition's replication state.
 func (p *Partition) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	hw := p.highWatermarkLocked()
 	s := Status{
-		Leader:         p.leader,
-		HighWatermark:  p.highWatermarkLocked(),
-		LogEndOffset:   p.log.LogEndOffset(),
-		LogStartOffset: p.log.LogStartOffset(),
+		Leader:           p.leader,
+		HighWatermark:    hw,
+		LogEndOffset:     p.log.LogEndOffset(),
+		LogStartOffset:   p.log.LogStartOffset(),
+		LastStableOffset: p.log.LastStableOffset(hw),
 	}
 	if p.leader {
 		s.UnderReplicated = p.leaderState.IsUnderReplicated()
@@ -258,6 +262,13 @@ func (p *Partition) HighWatermark() int64 {
 	return p.highWatermarkLocked()
 }
 
+// LastStableOffset is the offset below which read_committed consumers
+// read: every transaction below it is decided and its marker committed
+// (logstore.Log.LastStableOffset at the current HW).
+func (p *Partition) LastStableOffset() int64 {
+	return p.log.LastStableOffset(p.HighWatermark())
+}
+
 func (p *Partition) highWatermarkLocked() int64 {
 	if p.leader {
 		return p.leaderState.HighWatermark()
@@ -292,15 +303,16 @@ type AppendRules struct {
 	Origin AppendOrigin
 }
 
-// AppendOrigin is Kafka's AppendOrigin for a leader append.
-type AppendOrigin int8
+// AppendOrigin is Kafka's AppendOrigin for a leader append; the log
+// applies it (logstore.AppendOrigin).
+type AppendOrigin = logstore.AppendOrigin
 
 const (
 	// OriginClient is a producer's Produce request (the zero value).
-	OriginClient AppendOrigin = iota
+	OriginClient = logstore.OriginClient
 	// OriginCoordinator is a group or transaction coordinator's write:
 	// transactional offset commits and transaction markers.
-	OriginCoordinator
+	OriginCoordinator = logstore.OriginCoordinator
 )
 
 // AppendAsLeader is the leader's whole write, under mu as Kafka's
@@ -321,19 +333,47 @@ func (p *Partition) AppendAsLeader(batches []logstore.Batch, acks int16, rules A
 	if err := p.leaderState.CheckProduceBeforeAppend(acks); err != nil {
 		return logstore.AppendInfo{}, err
 	}
-	info, err := p.log.AppendAsLeader(batches, p.leaderState.LeaderEpoch(), rules.LogAppendTime)
+	info, err := p.log.AppendAsLeaderFrom(batches, p.leaderState.LeaderEpoch(), rules.LogAppendTime, rules.Origin)
 	if err != nil || info.Duplicate {
 		return info, err
 	}
-	// Wake on every append, not only on HW moves: followers' long-polling
-	// fetches wait for new records, which they read past the HW. One wake
-	// serves both, so waiters are not woken twice for the same append.
+	p.appendedAsLeaderLocked()
+	return info, nil
+}
+
+// AppendMarkerAsLeader writes a transaction marker for the transaction
+// coordinator (WriteTxnMarkers), under the same rules as AppendAsLeader:
+// only the leader (NOT_LEADER_OR_FOLLOWER), min.insync.replicas for
+// acks=-1 (NOT_ENOUGH_REPLICAS); the log fences stale producer and
+// coordinator epochs (logstore.Log.AppendMarkerAsLeader). The marker is
+// stamped with the current time, as Kafka's withEndTransactionMarker.
+func (p *Partition) AppendMarkerAsLeader(m logstore.Marker, acks int16) (logstore.AppendInfo, error) {
+	p.mu.Lock()
+	defer p.unlock()
+	if !p.leader {
+		return logstore.AppendInfo{}, kerr.NotLeaderForPartition
+	}
+	if err := p.leaderState.CheckProduceBeforeAppend(acks); err != nil {
+		return logstore.AppendInfo{}, err
+	}
+	info, err := p.log.AppendMarkerAsLeader(m, p.leaderState.LeaderEpoch(), p.opts.Now().UnixMilli())
+	if err != nil {
+		return info, err
+	}
+	p.appendedAsLeaderLocked()
+	return info, nil
+}
+
+// appendedAsLeaderLocked follows a leader append. Wake on every append,
+// not only on HW moves: followers' long-polling fetches wait for new
+// records, which they read past the HW. One wake serves both, so waiters
+// are not woken twice for the same append. The caller holds mu.
+func (p *Partition) appendedAsLeaderLocked() {
 	if p.leaderState.AppendedAsLeader(p.log.LogEndOffset(), p.opts.Now()) {
 		p.highWatermarkMovedLocked()
 	} else {
 		p.wakeLocked()
 	}
-	return info, nil
 }
 
 // ProduceWaitState is what a delayed acks=-1 produce's verdict
@@ -349,15 +389,41 @@ func (p *Partition) ProduceWaitState() ProduceWaitState {
 
 // FetchWaitOffsets is what a delayed fetch's verdict reads of the
 // partition: whether this broker still leads it at the leader epoch the
-// fetch named (-1: any), its HW and its log end offset.
-func (p *Partition) FetchWaitOffsets(currentLeaderEpoch int32) (leading bool, highWatermark, logEndOffset int64) {
+// fetch named (-1: any), and the offset the fetch may read to: the log end
+// offset for a follower, the HW for a read_uncommitted consumer, the last
+// stable offset for a read_committed one (Kafka's DelayedFetch with
+// FetchIsolation LOG_END, HIGH_WATERMARK, TXN_COMMITTED), so that a
+// read_committed long-poll wakes when the LSO moves, not the HW. The log
+// end offset comes too, for the verdict.
+func (p *Partition) FetchWaitOffsets(currentLeaderEpoch int32, isolation FetchIsolation) (leading bool, endOffset, logEndOffset int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.leader || currentLeaderEpoch != -1 && currentLeaderEpoch != p.leaderState.LeaderEpoch() {
 		return false, 0, 0
 	}
-	return true, p.leaderState.HighWatermark(), p.log.LogEndOffset()
+	leo := p.log.LogEndOffset()
+	hw := p.leaderState.HighWatermark()
+	switch isolation {
+	case FetchLogEnd:
+		return true, leo, leo
+	case FetchTxnCommitted:
+		return true, p.log.LastStableOffset(hw), leo
+	}
+	return true, hw, leo
 }
+
+// FetchIsolation is how far a fetch may read (Kafka's FetchIsolation).
+type FetchIsolation int8
+
+const (
+	// FetchHighWatermark: a read_uncommitted consumer (isolation_level 0).
+	FetchHighWatermark FetchIsolation = iota
+	// FetchTxnCommitted: a read_committed consumer (isolation_level 1)
+	// reads below the last stable offset.
+	FetchTxnCommitted
+	// FetchLogEnd: a follower reads to the log end.
+	FetchLogEnd
+)
 
 // Follower is what this leader knows of follower id (its LEO, fetch and
 // caught-up times); false when not leader or id is no replica.
@@ -372,16 +438,49 @@ func (p *Partition) Follower(id int32) (FollowerProgress, bool) {
 
 // ReadInfo is what a consumer fetch needs besides the data.
 type ReadInfo struct {
-	HighWatermark  int64
-	LogStartOffset int64
-	LogEndOffset   int64
+	HighWatermark    int64
+	LogStartOffset   int64
+	LogEndOffset     int64
+	LastStableOffset int64
+	// AbortedTransactions are, for a read_committed read, the aborted
+	// transactions overlapping the records read; non-nil (perhaps empty)
+	// exactly for read_committed reads, as Kafka answers null for the
+	// others and a list for these.
+	AbortedTransactions []logstore.AbortedTxn
 }
 
-// Read returns batches from offset, bounded by the high watermark.
+// Read returns batches from offset, bounded by the high watermark
+// (read_uncommitted).
 func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (logstore.ReadResult, ReadInfo, error) {
+	return p.ReadIsolated(offset, maxBytes, minOneBatch, FetchHighWatermark)
+}
+
+// ReadIsolated is a consumer's read at isolation FetchHighWatermark or
+// FetchTxnCommitted. A read_committed one is bounded by the last stable
+// offset and lists the aborted transactions that overlap what it read
+// (Kafka's LocalLog.read with includeAbortedTxns): the consumer drops
+// their records. The list is bounded by the LSO rather than by the last
+// offset read, which can only add entries past the records that consumers
+// never apply.
+func (p *Partition) ReadIsolated(offset int64, maxBytes int, minOneBatch bool, isolation FetchIsolation) (logstore.ReadResult, ReadInfo, error) {
 	info := p.readInfo()
-	res, err := p.log.Read(offset, info.HighWatermark, maxBytes, minOneBatch)
-	return res, info, err
+	end := info.HighWatermark
+	if isolation == FetchTxnCommitted {
+		end = info.LastStableOffset
+	}
+	res, err := p.log.Read(offset, end, maxBytes, minOneBatch)
+	if err != nil || isolation != FetchTxnCommitted {
+		return res, info, err
+	}
+	info.AbortedTransactions = []logstore.AbortedTxn{}
+	if res.Len() > 0 {
+		aborted, err := p.log.AbortedTransactions(offset, end)
+		if err != nil {
+			return nil, info, err
+		}
+		info.AbortedTransactions = append(info.AbortedTransactions, aborted...)
+	}
+	return res, info, nil
 }
 
 // DeleteRecordsBefore advances the log start offset; it may not pass the HW.

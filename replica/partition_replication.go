@@ -60,8 +60,15 @@ func (p *Partition) ReadForFollower(replicaID int32, fetchOffset, followerLogSta
 	return rr, p.readInfo(), nil, nil
 }
 
+// Offsets is what a fetch answers for a partition it reads nothing of
+// (its byte budget spent): the ReadInfo offsets, no aborted transactions.
+func (p *Partition) Offsets() ReadInfo { return p.readInfo() }
+
+// readInfo reads the offsets a fetch answers with; the last stable offset
+// goes to every fetch, followers' included, as Kafka sends it.
 func (p *Partition) readInfo() ReadInfo {
-	return ReadInfo{HighWatermark: p.HighWatermark(), LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
+	hw := p.HighWatermark()
+	return ReadInfo{HighWatermark: hw, LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset(), LastStableOffset: p.log.LastStableOffset(hw)}
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch from the log's epoch

@@ -2,9 +2,12 @@ package server
 
 // Fetch, versions 4-16.
 //
-// Consumers read below the high watermark; isolation_level is accepted and
-// read_committed sees the same data, since without transactions the last
-// stable offset is the high watermark. Sessions follow KIP-227
+// Consumers read below the high watermark; read_committed ones
+// (isolation_level 1) below the last stable offset, and get the aborted
+// transactions overlapping what they read (null for read_uncommitted, an
+// empty list when there are none, as Kafka answers); every fetch carries
+// the real last stable offset (docs/transactions-log.md). A read_committed
+// long-poll waits for the LSO to move. Sessions follow KIP-227
 // (fetch_session.go). A fetch that finds fewer than min_bytes waits up to
 // max_wait_ms in the broker's purgatory (delayed_ops.go), answered through
 // Response.Wait, checked at every append, high-watermark move and
@@ -24,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/replica"
 )
 
 func init() { register(kmsg.Fetch.Int16(), 4, 16, handleFetch) }
@@ -71,6 +75,9 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 	plan.replicaID = r.ReplicaID
 	if version >= 15 {
 		plan.replicaID = r.ReplicaState.ID
+	}
+	if r.IsolationLevel == 1 {
+		plan.isolation = replica.FetchTxnCommitted
 	}
 	usesIDs := version >= 13
 	reqParts := d.requestPartitions(r, version)

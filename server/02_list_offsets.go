@@ -2,14 +2,16 @@ package server
 
 // ListOffsets, versions 1-9.
 //
-// Special timestamps: -2 earliest (log start offset), -1 latest (the high
-// watermark for consumers, which is also the last stable offset since
-// there are no transactions; the log end offset for a replica), -3 the
-// record with the largest timestamp (KIP-734), -4 earliest local (= -2:
-// there is no tiered storage), -5 latest tiered (KIP-1005: without tiered
-// storage Kafka answers offset -1, and so do we). Any other timestamp
-// finds the first record at or after it. Consumers never get an offset at
-// or above the high watermark from a timestamp lookup.
+// Special timestamps: -2 earliest (log start offset), -1 latest (for a
+// consumer the high watermark, or with isolation_level read_committed the
+// last stable offset; the log end offset for a replica), -3 the record
+// with the largest timestamp (KIP-734), -4 earliest local (= -2: there is
+// no tiered storage), -5 latest tiered (KIP-1005: without tiered storage
+// Kafka answers offset -1, and so do we). Any other timestamp finds the
+// first record at or after it. A consumer never gets an offset at or
+// above that same bound (HW or LSO) from a timestamp or max-timestamp
+// lookup: it is answered -1, as Kafka's Partition.fetchOffsetForTimestamp
+// with its lastFetchableOffset.
 
 import (
 	"context"
@@ -36,6 +38,7 @@ func handleListOffsets(b *Broker, _ context.Context, req *protocol.Request) prot
 	resp := kmsg.NewPtrListOffsetsResponse()
 	resp.SetVersion(req.Version)
 	fromReplica := r.ReplicaID >= 0
+	readCommitted := r.IsolationLevel == 1
 	for _, rt := range r.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -47,7 +50,7 @@ func handleListOffsets(b *Broker, _ context.Context, req *protocol.Request) prot
 			p, err := b.leaderPartition(t, rp.Partition)
 			if err != nil {
 				sp.ErrorCode = errCode(err)
-			} else if err := listOffset(p, rp, fromReplica, &sp); err != nil {
+			} else if err := listOffset(p, rp, fromReplica, readCommitted, &sp); err != nil {
 				sp.ErrorCode = errCode(err)
 				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			}
@@ -59,16 +62,21 @@ func handleListOffsets(b *Broker, _ context.Context, req *protocol.Request) prot
 }
 
 // listOffset answers one partition.
-func listOffset(p *replica.Partition, rp kmsg.ListOffsetsRequestTopicPartition, fromReplica bool, sp *kmsg.ListOffsetsResponseTopicPartition) error {
+func listOffset(p *replica.Partition, rp kmsg.ListOffsetsRequestTopicPartition, fromReplica, readCommitted bool, sp *kmsg.ListOffsetsResponseTopicPartition) error {
 	if err := p.CheckLeaderEpoch(rp.CurrentLeaderEpoch); err != nil {
 		return err
 	}
 	epoch := p.LeaderEpoch()
-	// What a consumer may see ends at the high watermark; a replica reads
-	// up to the log end.
-	fetchable := p.HighWatermark()
-	if fromReplica {
+	// What a consumer may see ends at the high watermark, or the last
+	// stable offset for read_committed; a replica reads up to the log end.
+	var fetchable int64
+	switch {
+	case fromReplica:
 		fetchable = p.LogEndOffset()
+	case readCommitted:
+		fetchable = p.LastStableOffset()
+	default:
+		fetchable = p.HighWatermark()
 	}
 	found := func(ts, off int64) {
 		if off < 0 || (!fromReplica && off >= fetchable) {

@@ -1,8 +1,11 @@
 package server
 
-// DescribeProducers, version 0: the idempotent producers a partition
-// tracks (kafka-transactions describe-producers). CoordinatorEpoch is -1
-// and CurrentTxnStartOffset -1: there are no transactions.
+// DescribeProducers, version 0: the idempotent and transactional
+// producers a partition tracks (kafka-transactions describe-producers):
+// CoordinatorEpoch is that of the coordinator that wrote the producer's
+// last transaction marker (-1 before any), CurrentTxnStartOffset the first
+// offset of its ongoing transaction (-1 when none), as Kafka's
+// UnifiedLog.activeProducers reports them.
 
 import (
 	"context"

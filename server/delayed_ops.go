@@ -130,19 +130,16 @@ func (d *delayedFetch) TryComplete(now time.Time) bool {
 }
 
 // state is partition i's state for the verdict. A follower may read to
-// the log end, a consumer to the high watermark. The diverging-epoch check
+// the log end, a consumer to the high watermark, a read_committed one to
+// the last stable offset (fetchPlan.readTo). The diverging-epoch check
 // (the verdict's Cache) is left out: the read when the fetch arrived made
 // it, a diverging fetch is answered at once, and the leader's epochs only
 // change while it waits with a leadership change, which ends the wait.
 func (d *delayedFetch) state(i int) replica.FetchWaitState {
 	fp := d.plan.parts[i]
-	leading, hw, leo := fp.p.FetchWaitOffsets(fp.currentLeaderEpoch)
+	leading, end, leo := fp.p.FetchWaitOffsets(fp.currentLeaderEpoch, d.plan.readTo())
 	if !leading {
 		return replica.FetchWaitState{Gone: true}
-	}
-	end := hw
-	if d.plan.replicaID >= 0 {
-		end = leo
 	}
 	st := replica.FetchWaitState{EndOffset: end, LogEndOffset: leo}
 	if fp.fetchOffset < end {

@@ -35,6 +35,9 @@ type fetchPlan struct {
 	hints func(*kmsg.FetchResponse)
 	// replicaID is the fetching follower's broker id, -1 for consumers.
 	replicaID int32
+	// isolation is a consumer's isolation_level: read to the HW, or to
+	// the last stable offset (readTo).
+	isolation replica.FetchIsolation
 	version   int16
 	maxBytes  int
 	minBytes  int
@@ -69,7 +72,10 @@ func (f *fetchPlan) read(updateFetchState bool) int {
 		}
 		limit := min(int(fp.partitionMaxBytes), remaining)
 		if limit <= 0 && !minOne {
-			fp.info = replica.ReadInfo{HighWatermark: fp.p.HighWatermark(), LogStartOffset: fp.p.LogStartOffset(), LogEndOffset: fp.p.LogEndOffset()}
+			fp.info = fp.p.Offsets()
+			if f.isolation == replica.FetchTxnCommitted {
+				fp.info.AbortedTransactions = []logstore.AbortedTxn{}
+			}
 			continue
 		}
 		var (
@@ -80,7 +86,7 @@ func (f *fetchPlan) read(updateFetchState bool) int {
 		if f.replicaID >= 0 {
 			rr, info, fp.diverging, err = fp.p.ReadForFollower(f.replicaID, fp.fetchOffset, fp.followerLogStartOffset, fp.lastFetchedEpoch, max(limit, 0), minOne, updateFetchState)
 		} else {
-			rr, info, err = fp.p.Read(fp.fetchOffset, max(limit, 0), minOne)
+			rr, info, err = fp.p.ReadIsolated(fp.fetchOffset, max(limit, 0), minOne, f.isolation)
 		}
 		fp.info = info
 		if err != nil {
@@ -96,6 +102,15 @@ func (f *fetchPlan) read(updateFetchState bool) int {
 		}
 	}
 	return total
+}
+
+// readTo is how far the fetch reads: a follower to the log end, a
+// consumer as its isolation level says.
+func (f *fetchPlan) readTo() replica.FetchIsolation {
+	if f.replicaID >= 0 {
+		return replica.FetchLogEnd
+	}
+	return f.isolation
 }
 
 // anyDiverging reports whether a follower's fetch found its log diverged,
@@ -158,8 +173,9 @@ func (f *fetchPlan) response() (*kmsg.FetchResponse, []frameHole) {
 				rp.ErrorCode = errCode(fp.readErr)
 			} else {
 				rp.HighWatermark = fp.info.HighWatermark
-				rp.LastStableOffset = fp.info.HighWatermark // no transactions: LSO = HW
+				rp.LastStableOffset = fp.info.LastStableOffset
 				rp.LogStartOffset = fp.info.LogStartOffset
+				rp.AbortedTransactions = abortedTransactions(fp.info.AbortedTransactions)
 				if d := fp.diverging; d != nil {
 					rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = d.Epoch, d.EndOffset
 				}
@@ -206,4 +222,20 @@ func (sp *sessionPartition) hasNews(rp *kmsg.FetchResponseTopicPartition, data l
 		rp.HighWatermark != sp.highWatermark ||
 		rp.LogStartOffset != sp.logStartOffset ||
 		rp.LastStableOffset != sp.lastStableOffset
+}
+
+// abortedTransactions is the response's list: null unless the read was
+// read_committed, then the aborted transactions it overlapped, perhaps
+// none (Kafka's FetchDataInfo.abortedTransactions: empty for
+// read_committed, absent otherwise).
+func abortedTransactions(txns []logstore.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	if txns == nil {
+		return nil
+	}
+	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(txns))
+	for i, a := range txns {
+		out[i] = kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		out[i].ProducerID, out[i].FirstOffset = a.ProducerID, a.FirstOffset
+	}
+	return out
 }

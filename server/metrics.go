@@ -17,7 +17,7 @@ type brokerMetrics struct {
 	b *Broker
 
 	leaderCount, partitionCount, underReplicated, underMinIsr *prometheus.Desc
-	hw, leo                                                   *prometheus.Desc
+	hw, leo, lsoLag                                           *prometheus.Desc
 
 	isrShrinks, isrExpands, failedIsrUpdates prometheus.Counter
 }
@@ -37,8 +37,10 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 		underMinIsr:     desc("kafka_server_replicamanager_underminisrpartitioncount", "Led partitions whose ISR is below min.insync.replicas."),
 		hw:              desc("kafka_log_partition_highwatermark", "High watermark per hosted partition (debugging).", "topic", "partition"),
 		leo:             desc("kafka_log_log_logendoffset", "Log end offset per hosted partition (Kafka's Log LogEndOffset).", "topic", "partition"),
-		isrShrinks:      counter("kafka_server_replicamanager_isrshrinks_total", "ISR shrinks made by this broker as leader (IsrShrinksPerSec)."),
-		isrExpands:      counter("kafka_server_replicamanager_isrexpands_total", "ISR expansions made by this broker as leader (IsrExpandsPerSec)."),
+		lsoLag: desc("kafka_cluster_partition_laststableoffsetlag",
+			"High watermark minus last stable offset per hosted partition: how far open transactions hold read_committed consumers back (Kafka's Partition LastStableOffsetLag).", "topic", "partition"),
+		isrShrinks: counter("kafka_server_replicamanager_isrshrinks_total", "ISR shrinks made by this broker as leader (IsrShrinksPerSec)."),
+		isrExpands: counter("kafka_server_replicamanager_isrexpands_total", "ISR expansions made by this broker as leader (IsrExpandsPerSec)."),
 		failedIsrUpdates: counter("kafka_server_replicamanager_failedisrupdates_total",
 			"ISR changes whose state-znode write failed (FailedIsrUpdatesPerSec)."),
 	}
@@ -57,7 +59,7 @@ func (m *brokerMetrics) isrChanged(kind replica.IsrChangeKind, failed bool) {
 }
 
 func (m *brokerMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.leaderCount, m.partitionCount, m.underReplicated, m.underMinIsr, m.hw, m.leo} {
+	for _, d := range []*prometheus.Desc{m.leaderCount, m.partitionCount, m.underReplicated, m.underMinIsr, m.hw, m.leo, m.lsoLag} {
 		ch <- d
 	}
 	m.isrShrinks.Describe(ch)
@@ -82,6 +84,7 @@ func (m *brokerMetrics) Collect(ch chan<- prometheus.Metric) {
 		idx := strconv.Itoa(int(p.Index))
 		ch <- prometheus.MustNewConstMetric(m.hw, prometheus.GaugeValue, float64(s.HighWatermark), p.Topic, idx)
 		ch <- prometheus.MustNewConstMetric(m.leo, prometheus.GaugeValue, float64(s.LogEndOffset), p.Topic, idx)
+		ch <- prometheus.MustNewConstMetric(m.lsoLag, prometheus.GaugeValue, float64(s.HighWatermark-s.LastStableOffset), p.Topic, idx)
 	}
 	ch <- prometheus.MustNewConstMetric(m.leaderCount, prometheus.GaugeValue, leaders)
 	ch <- prometheus.MustNewConstMetric(m.partitionCount, prometheus.GaugeValue, float64(len(hosted)))

@@ -36,4 +36,7 @@ func TestReplicaManagerMetrics(t *testing.T) {
 	if series["kafka_log_partition_highwatermark"] != 4 || series["kafka_log_log_logendoffset"] != 4 {
 		t.Errorf("per-partition gauges: %d HW and %d LEO series, want 4 each", series["kafka_log_partition_highwatermark"], series["kafka_log_log_logendoffset"])
 	}
+	if series["kafka_cluster_partition_laststableoffsetlag"] != 4 || got["kafka_cluster_partition_laststableoffsetlag"] != 0 {
+		t.Errorf("LastStableOffsetLag: %d series, last %v, want 4 at 0 (no transactions)", series["kafka_cluster_partition_laststableoffsetlag"], got["kafka_cluster_partition_laststableoffsetlag"])
+	}
 }

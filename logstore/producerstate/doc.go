@@ -15,6 +15,13 @@
 // offsets and, within one epoch, contiguous sequences (modulo 2^31);
 // at most MaxCachedBatches are kept.
 //
+// Transactions (txn.go, docs/transactions-log.md): a transactional batch
+// starts its producer's transaction, a marker (control batch) ends it and
+// Update returns it as a CompletedTxn; FirstUnstableOffset and
+// OnHighWatermark give the last stable offset's rules. CheckFrom applies
+// the rules of a batch's Origin (client or coordinator), including the
+// marker's epoch checks and INVALID_TXN_STATE.
+//
 // Snapshots: EncodeSnapshot and DecodeSnapshot read and write Kafka's
 // producer snapshot files (docs/producer-snapshots.md), which keep each
 // producer's last batch only.

@@ -25,12 +25,26 @@ type Batch struct {
 	// the batch's last sequence is BaseSequence+LastOffsetDelta (wrapping).
 	LastOffsetDelta int32
 	MaxTimestamp    int64
-	// Transactional marks a batch of an ongoing transaction; Control a
-	// transaction marker, which ends it. Neither is written by clients yet
-	// (no transaction coordinator), but replicated logs may carry them.
-	Transactional bool
-	Control       bool
+	// Transactional marks a batch of a transaction; Control a
+	// transaction marker (a control batch), which ends the producer's
+	// transaction. For a marker, Abort and CoordinatorEpoch are its
+	// record's (Kafka's EndTransactionMarker).
+	Transactional    bool
+	Control          bool
+	Abort            bool
+	CoordinatorEpoch int32
 }
+
+// Origin is who wrote a leader's batch, which decides how much of it is
+// checked (Kafka's AppendOrigin): a client's batch fully; a coordinator's
+// (transactional offset commits, transaction markers) for its epoch only,
+// since its sequence numbers mean nothing.
+type Origin int8
+
+const (
+	OriginClient Origin = iota
+	OriginCoordinator
+)
 
 // LastSequence is the sequence of the batch's last record, wrapping at
 // MaxInt32 as Kafka's DefaultRecordBatch.incrementSequence does.
@@ -84,9 +98,13 @@ func (p *Producer) LastOffset() int64 {
 	return p.Batches[len(p.Batches)-1].LastOffset
 }
 
-// State is one partition's producer table.
+// State is one partition's producer table, with the transactions in it:
+// the ongoing ones by first offset and the completed ones whose marker
+// may not be replicated yet (txn.go).
 type State struct {
-	producers map[int64]*Producer
+	producers    map[int64]*Producer
+	ongoing      []ongoingTxn
+	unreplicated []CompletedTxn
 }
 
 // New returns an empty table.
@@ -119,15 +137,27 @@ func (s *State) Sorted() []Producer {
 	return out
 }
 
-// Clear forgets every producer (a truncation about to reload).
-func (s *State) Clear() { clear(s.producers) }
+// Clear forgets every producer and transaction (a truncation about to
+// reload).
+func (s *State) Clear() {
+	clear(s.producers)
+	s.ongoing = s.ongoing[:0]
+	s.unreplicated = s.unreplicated[:0]
+}
 
 // Load puts an entry read from a snapshot into the table, replacing any
-// entry of the same id.
+// entry of the same id; its ongoing transaction, if any, comes with it
+// (Kafka's loadProducerEntry).
 func (s *State) Load(p Producer) {
 	c := p
 	c.Batches = append([]BatchMetadata(nil), p.Batches...)
+	if old := s.producers[p.ID]; old != nil {
+		s.removeOngoing(old.ID)
+	}
 	s.producers[p.ID] = &c
+	if c.CurrentTxnFirstOffset != NoOffset {
+		s.addOngoing(c.ID, c.CurrentTxnFirstOffset)
+	}
 }
 
 // Verdict is Check's answer.
@@ -153,7 +183,20 @@ type Verdict struct {
 //     OUT_OF_ORDER_SEQUENCE_NUMBER.
 //
 // Batches without a producer id are always accepted.
-func (s *State) Check(b Batch) (Verdict, error) {
+func (s *State) Check(b Batch) (Verdict, error) { return s.CheckFrom(b, OriginClient) }
+
+// CheckFrom is Check for a batch of origin, following Kafka's
+// ProducerAppendInfo and UnifiedLog.analyzeAndValidateProducerState:
+//   - a coordinator's batch is checked for its epoch only: no duplicate
+//     lookup and no sequence (a group coordinator's transactional offset
+//     commits all start at sequence 0);
+//   - a data batch from a producer inside a transaction must be
+//     transactional (INVALID_TXN_STATE), whatever its origin;
+//   - a marker (control batch) is checked for its producer epoch
+//     (INVALID_PRODUCER_EPOCH) and its coordinator epoch: one older than
+//     the last marker's is a zombie coordinator's
+//     (TRANSACTION_COORDINATOR_FENCED), as in appendEndTxnMarker.
+func (s *State) CheckFrom(b Batch, origin Origin) (Verdict, error) {
 	if b.ProducerID < 0 {
 		return Verdict{}, nil
 	}
@@ -164,6 +207,15 @@ func (s *State) Check(b Batch) (Verdict, error) {
 	if b.ProducerEpoch < p.Epoch {
 		return Verdict{}, kerr.InvalidProducerEpoch
 	}
+	if b.Control {
+		if b.CoordinatorEpoch < p.CoordinatorEpoch {
+			return Verdict{}, kerr.TransactionCoordinatorFenced
+		}
+		return Verdict{}, nil
+	}
+	if origin == OriginCoordinator {
+		return Verdict{}, checkTxnState(p, b)
+	}
 	if b.ProducerEpoch == p.Epoch {
 		last := b.LastSequence()
 		for _, m := range p.Batches {
@@ -172,22 +224,38 @@ func (s *State) Check(b Batch) (Verdict, error) {
 			}
 		}
 	}
+	if err := checkSequence(p, b); err != nil {
+		return Verdict{}, err
+	}
+	return Verdict{}, checkTxnState(p, b)
+}
+
+func checkSequence(p *Producer, b Batch) error {
 	if b.ProducerEpoch != p.Epoch {
 		if b.BaseSequence != 0 && p.Epoch != NoEpoch {
-			return Verdict{}, kerr.OutOfOrderSequenceNumber
+			return kerr.OutOfOrderSequenceNumber
 		}
-		return Verdict{}, nil
+		return nil
 	}
 	lastSeq := p.LastSeq()
 	if lastSeq == -1 {
 		// Every batch of this producer left the log: accept any sequence,
 		// as Kafka does when the entry carries no sequence.
-		return Verdict{}, nil
+		return nil
 	}
 	if !inSequence(lastSeq, b.BaseSequence) {
-		return Verdict{}, kerr.OutOfOrderSequenceNumber
+		return kerr.OutOfOrderSequenceNumber
 	}
-	return Verdict{}, nil
+	return nil
+}
+
+// checkTxnState refuses a non-transactional batch in the middle of the
+// producer's transaction (ProducerAppendInfo.appendDataBatch).
+func checkTxnState(p *Producer, b Batch) error {
+	if p.CurrentTxnFirstOffset != NoOffset && !b.Transactional {
+		return kerr.InvalidTxnState
+	}
+	return nil
 }
 
 func inSequence(last, next int32) bool {
@@ -196,11 +264,16 @@ func inSequence(last, next int32) bool {
 
 // Update records a batch appended at [firstOffset, lastOffset], by a
 // leader or replicated from one. A newer epoch drops the cached batches of
-// the older one. A transaction marker only moves the epoch and ends the
-// producer's transaction: it has no sequence to remember.
-func (s *State) Update(b Batch, firstOffset, lastOffset int64) {
+// the older one. A transaction marker only moves the epoch, takes the
+// marker's coordinator epoch and ends the producer's transaction: it has
+// no sequence to remember. When it ends a transaction that holds data,
+// Update returns it as completed (ok), and the transaction stays unstable
+// until the high watermark passes the marker (OnHighWatermark); a marker
+// of a transaction without data completes nothing, as in Kafka's
+// appendEndTxnMarker.
+func (s *State) Update(b Batch, firstOffset, lastOffset int64) (completed CompletedTxn, ok bool) {
 	if b.ProducerID < 0 {
-		return
+		return CompletedTxn{}, false
 	}
 	p := s.producers[b.ProducerID]
 	if p == nil {
@@ -212,12 +285,14 @@ func (s *State) Update(b Batch, firstOffset, lastOffset int64) {
 		p.Batches = p.Batches[:0]
 	}
 	if b.Control {
-		p.CurrentTxnFirstOffset = NoOffset
+		completed, ok = s.endTxn(p, b, firstOffset)
+		p.CoordinatorEpoch = b.CoordinatorEpoch
 		p.LastTimestamp = max(p.LastTimestamp, b.MaxTimestamp)
-		return
+		return completed, ok
 	}
 	if b.Transactional && p.CurrentTxnFirstOffset == NoOffset {
 		p.CurrentTxnFirstOffset = firstOffset
+		s.addOngoing(p.ID, firstOffset)
 	}
 	if len(p.Batches) == MaxCachedBatches {
 		copy(p.Batches, p.Batches[1:])
@@ -231,16 +306,26 @@ func (s *State) Update(b Batch, firstOffset, lastOffset int64) {
 		Timestamp:   b.MaxTimestamp,
 	})
 	p.LastTimestamp = max(p.LastTimestamp, b.MaxTimestamp)
+	return CompletedTxn{}, false
 }
 
 // Evict removes producers whose last batch lies below logStartOffset, as
-// Kafka's evictUnretainedProducers does after retention or DeleteRecords.
+// Kafka's evictUnretainedProducers does after retention or DeleteRecords,
+// and completed transactions whose marker is gone with them
+// (onLogStartOffsetIncremented). An entry a transaction marker left
+// without batches (the marker bumped the epoch) stays until it expires:
+// it holds the producer and coordinator epochs that fence zombies.
 func (s *State) Evict(logStartOffset int64) {
 	for id, p := range s.producers {
+		if len(p.Batches) == 0 && p.CoordinatorEpoch >= 0 {
+			continue
+		}
 		if p.LastOffset() < logStartOffset {
+			s.removeOngoing(id)
 			delete(s.producers, id)
 		}
 	}
+	s.OnHighWatermark(logStartOffset)
 }
 
 // Expire removes producers idle since before cutoff (a timestamp in ms):
