@@ -113,6 +113,18 @@ func parseHeader(b []byte) BatchHeader {
 	}
 }
 
+// PeekBatchHeader reads the header of the first batch in buf without
+// checking it (ParseBatches does, later): enough to route a request by
+// its producer before validating it. false when buf is too short or not
+// magic v2.
+func PeekBatchHeader(buf []byte) (BatchHeader, bool) {
+	if len(buf) < BatchHeaderSize {
+		return BatchHeader{}, false
+	}
+	h := parseHeader(buf)
+	return h, h.Magic == 2
+}
+
 // ParseBatches splits a produce request's records bytes into batches. It
 // checks framing, magic, CRC and the record count but decodes no record: this
 // is the produce hot path. A trailing partial batch is corrupt here (unlike a

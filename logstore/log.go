@@ -53,6 +53,10 @@ type Log interface {
 	// or above the high watermark (Kafka's UnifiedLog.lastStableOffset).
 	// It never goes below the log start offset.
 	LastStableOffset(highWatermark int64) int64
+	// HasOngoingTransaction reports whether producerID has a transaction
+	// open in this log: its later batches need no verification with the
+	// coordinator (KIP-890), its first one does.
+	HasOngoingTransaction(producerID int64) bool
 
 	// AbortedTransactions lists the aborted transactions that overlap
 	// [fetchOffset, upperBoundOffset): those whose marker is at or after

@@ -160,6 +160,12 @@ func (l *MemLog) LastStableOffset(highWatermark int64) int64 {
 	return lastStableOffset(l.producers, l.logStartOffset, highWatermark)
 }
 
+func (l *MemLog) HasOngoingTransaction(producerID int64) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.producers.hasOngoingTransaction(producerID)
+}
+
 func (l *MemLog) AbortedTransactions(fetchOffset, upperBoundOffset int64) ([]AbortedTxn, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()

@@ -440,3 +440,10 @@ func (l *FileLog) truncateFullyProducersLocked() error {
 	l.producers.state.Clear()
 	return l.deleteSnapshotsWhere(func(int64) bool { return true })
 }
+
+// hasOngoingTransaction reports whether the producer's last batch opened
+// or continued a transaction no marker has ended yet.
+func (t *producerTable) hasOngoingTransaction(producerID int64) bool {
+	p := t.state.Producer(producerID)
+	return p != nil && p.CurrentTxnFirstOffset != producerstate.NoOffset
+}

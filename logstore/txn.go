@@ -32,3 +32,9 @@ func (l *FileLog) AbortedTransactions(fetchOffset, upperBoundOffset int64) ([]Ab
 	}
 	return out, nil
 }
+
+func (l *FileLog) HasOngoingTransaction(producerID int64) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.producers.hasOngoingTransaction(producerID)
+}

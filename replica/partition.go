@@ -38,6 +38,10 @@ type Partition struct {
 	// for happened; unlock then has them checked, once mu is released,
 	// since their checks take mu.
 	changed bool
+	// verifications are the KIP-890 guards handed out while leading, by
+	// producer id (partition_txn.go); nextGuard numbers them.
+	verifications map[int64]uint64
+	nextGuard     uint64
 }
 
 // DelayedOperations completes the delayed produces and fetches waiting on
@@ -64,6 +68,10 @@ type Options struct {
 	// Delayed hears of changes that may complete waiting produces and
 	// fetches; nil when nothing ever waits on the partition (tests).
 	Delayed DelayedOperations
+	// VerifyTransactions refuses a client's transactional batch that opens
+	// a transaction the coordinator has not confirmed
+	// (transaction.partition.verification.enable).
+	VerifyTransactions bool
 }
 
 // Status is a snapshot for metrics and debugging.
@@ -170,6 +178,7 @@ func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
 		}
 	}
 	p.leader = true
+	clear(p.verifications)
 	p.highWatermarkMovedLocked()
 	return true
 }
@@ -301,6 +310,10 @@ type AppendRules struct {
 	// nothing and are checked for the epoch only, as Kafka's
 	// AppendOrigin.COORDINATOR is.
 	Origin AppendOrigin
+	// VerificationGuard is the guard StartTxnVerification handed out for
+	// the batch's producer, once the coordinator confirmed the partition;
+	// 0 when none was needed.
+	VerificationGuard uint64
 }
 
 // AppendOrigin is Kafka's AppendOrigin for a leader append; the log
@@ -333,9 +346,20 @@ func (p *Partition) AppendAsLeader(batches []logstore.Batch, acks int16, rules A
 	if err := p.leaderState.CheckProduceBeforeAppend(acks); err != nil {
 		return logstore.AppendInfo{}, err
 	}
+	txnProducer := int64(-1)
+	if rules.Origin == OriginClient && len(batches) > 0 && batches[0].Header.IsTransactional() {
+		txnProducer = batches[0].Header.ProducerID
+		if err := p.checkTxnVerificationLocked(txnProducer, rules); err != nil {
+			return logstore.AppendInfo{}, err
+		}
+	}
 	info, err := p.log.AppendAsLeaderFrom(batches, p.leaderState.LeaderEpoch(), rules.LogAppendTime, rules.Origin)
 	if err != nil || info.Duplicate {
 		return info, err
+	}
+	if txnProducer >= 0 {
+		// The transaction is open now; its guard has served.
+		delete(p.verifications, txnProducer)
 	}
 	p.appendedAsLeaderLocked()
 	return info, nil
@@ -360,6 +384,8 @@ func (p *Partition) AppendMarkerAsLeader(m logstore.Marker, acks int16) (logstor
 	if err != nil {
 		return info, err
 	}
+	// A confirmation given before the transaction ended no longer holds.
+	delete(p.verifications, m.ProducerID)
 	p.appendedAsLeaderLocked()
 	return info, nil
 }

@@ -40,7 +40,7 @@ type producePending struct {
 	requiredOffset   int64
 }
 
-func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
+func handleProduce(b *Broker, ctx context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.ProduceRequest)
 	resp := kmsg.NewPtrProduceResponse()
 	resp.SetVersion(req.Version)
@@ -51,6 +51,10 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 		topLevelErr = kerr.UnsupportedVersion
 	case r.Acks != -1 && r.Acks != 0 && r.Acks != 1:
 		topLevelErr = kerr.InvalidRequiredAcks
+	}
+	var verified map[TopicPartition]verifiedPartition
+	if topLevelErr == nil && r.TransactionID != nil && b.cfg.TransactionPartitionVerificationEnable {
+		verified = b.verifyProduce(ctx, r, req.Version)
 	}
 	now := time.Now().UnixMilli()
 	var pending []producePending
@@ -78,9 +82,13 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 					p, err = nil, kerr.InvalidTopicException
 				}
 			}
+			var guard uint64
+			if v, ok := verified[TopicPartition{rt.Topic, rp.Partition}]; ok && err == nil {
+				guard, err = v.guard, v.err
+			}
 			var lastOffset int64
 			if err == nil {
-				lastOffset, err = b.data.produceToPartition(p, rp.Records, req.Version, r.Acks, rules, now, &sp)
+				lastOffset, err = b.data.produceToPartition(p, rp.Records, req.Version, r.Acks, rules, guard, now, &sp)
 			}
 			if err != nil {
 				sp.ErrorCode = errCode(err)
@@ -112,7 +120,7 @@ func handleProduce(b *Broker, _ context.Context, req *protocol.Request) protocol
 // producer state, append), and fills sp with the outcome. It returns the
 // offset of the batch's last record, which an acks=-1 answer waits to see
 // committed.
-func (d *dataPath) produceToPartition(p *replica.Partition, records []byte, version, acks int16, rules produceRules, now int64, sp *kmsg.ProduceResponseTopicPartition) (int64, error) {
+func (d *dataPath) produceToPartition(p *replica.Partition, records []byte, version, acks int16, rules produceRules, guard uint64, now int64, sp *kmsg.ProduceResponseTopicPartition) (int64, error) {
 	batches, err := validateProduce(records, version, rules, now)
 	if err != nil {
 		return -1, err
@@ -121,7 +129,7 @@ func (d *dataPath) produceToPartition(p *replica.Partition, records []byte, vers
 	if rules.logAppendTime {
 		lat = now
 	}
-	info, err := p.AppendAsLeader(batches, acks, replica.AppendRules{LogAppendTime: lat})
+	info, err := p.AppendAsLeader(batches, acks, replica.AppendRules{LogAppendTime: lat, VerificationGuard: guard})
 	if err != nil {
 		return -1, err
 	}

@@ -69,7 +69,7 @@ func TestWriteTxnMarkersEndsATransactionForReadCommitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.AppendAsLeader([]logstore.Batch{b}, 1, replica.AppendRules{LogAppendTime: -1}); err != nil {
+	if _, err := p.AppendAsLeader([]logstore.Batch{b}, 1, replica.AppendRules{LogAppendTime: -1, VerificationGuard: verifiedGuard(t, p, pid)}); err != nil {
 		t.Fatal(err)
 	}
 	produceRaw(t, cl, "txn", 0, 1, rawBatch(t, plainOpts(), 1, time.Now().UnixMilli())) // offset 2
@@ -143,7 +143,7 @@ func TestReadCommittedLongPollWaitsForTheMarker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.AppendAsLeader([]logstore.Batch{b}, 1, replica.AppendRules{LogAppendTime: -1}); err != nil {
+	if _, err := p.AppendAsLeader([]logstore.Batch{b}, 1, replica.AppendRules{LogAppendTime: -1, VerificationGuard: verifiedGuard(t, p, 5000)}); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan kmsg.FetchResponseTopicPartition, 1)
@@ -170,4 +170,15 @@ func TestReadCommittedLongPollWaitsForTheMarker(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the read_committed long-poll was not answered after the marker")
 	}
+}
+
+// verifiedGuard stands in for the transaction coordinator's confirmation
+// (KIP-890) of a transaction's first batch on p.
+func verifiedGuard(t *testing.T, p *replica.Partition, producerID int64) uint64 {
+	t.Helper()
+	v, err := p.StartTxnVerification(producerID)
+	if err != nil || !v.Needed {
+		t.Fatalf("StartTxnVerification: %+v %v", v, err)
+	}
+	return v.Guard
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/binary"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
-	"github.com/kbroker/kbroker/replica"
 )
 
 // The kgo client sends every request at the highest version both sides
@@ -71,30 +69,14 @@ func fetchStable(t *testing.T, cl *kgo.Client, group string) (int64, int16) {
 }
 
 // writeMarker appends a transaction marker to __consumer_offsets-0 as the
-// WriteTxnMarkers handler does, then reports it to the coordinator. Kafka's
-// markers carry sequence -1; this one carries 1, the producer's next after
-// its TxnOffsetCommit batch (sequence 0), so the log's producer check
-// accepts it also before the log knows markers and coordinator appends.
+// WriteTxnMarkers handler does, then reports it to the coordinator.
 func writeMarker(t *testing.T, b *Broker, producerID int64, commit bool) {
 	t.Helper()
-	typ := uint16(0)
-	if commit {
-		typ = 1
-	}
-	key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, 0), typ)
-	value := []byte{0, 0, 0, 0, 0, 0} // version 0, coordinator epoch 0
-	bt, err := logstore.EncodeBatch(logstore.BatchOptions{
-		PartitionLeaderEpoch: -1, ProducerID: producerID, ProducerEpoch: 2, BaseSequence: 1,
-		Transactional: true, Control: true,
-	}, []logstore.Record{{Key: key, Value: value, Timestamp: time.Now().UnixMilli()}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := b.offsetsPartition(0)
 	if p == nil {
 		t.Fatal("not the leader of __consumer_offsets-0")
 	}
-	if _, err := p.AppendAsLeader([]logstore.Batch{bt}, -1, replica.AppendRules{LogAppendTime: -1, Origin: replica.OriginCoordinator}); err != nil {
+	if _, err := p.AppendMarkerAsLeader(logstore.Marker{ProducerID: producerID, ProducerEpoch: 2, Commit: commit}, -1); err != nil {
 		t.Fatalf("append marker: %v", err)
 	}
 	b.groups.CompleteTransaction(0, producerID, commit)
@@ -106,7 +88,9 @@ func writeMarker(t *testing.T, b *Broker, producerID int64, commit bool) {
 // restarts: the replay must read the markers to the same state.
 func TestTxnOffsetCommitThroughTheLog(t *testing.T) {
 	dir := t.TempDir()
-	db := startDataBroker(t, dir)
+	// No transaction coordinator takes part: the offsets are committed
+	// without asking it (transaction.partition.verification.enable=false).
+	db := startDataBroker(t, dir, "transaction.partition.verification.enable", "false")
 	db.mustCreate(t, "t", 1, nil)
 	cl := db.client(t)
 	awaitCoordinator(t, cl, "committed")
@@ -148,7 +132,7 @@ func TestTxnOffsetCommitThroughTheLog(t *testing.T) {
 	}
 
 	db.stop()
-	db = startDataBroker(t, dir)
+	db = startDataBroker(t, dir, "transaction.partition.verification.enable", "false")
 	cl = db.client(t)
 	awaitCoordinator(t, cl, "committed")
 	for _, tc := range []struct {

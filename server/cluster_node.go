@@ -156,6 +156,8 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 		Now:               b.now,
 		IsrChanged:        b.metrics.isrChanged,
 		Delayed:           b.delayedOperations(),
+
+		VerifyTransactions: b.cfg.TransactionPartitionVerificationEnable,
 	}
 	if w, ok := b.cluster.control.(replica.IsrWriter); ok {
 		opts.IsrWriter = w

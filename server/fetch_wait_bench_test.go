@@ -37,7 +37,7 @@ func BenchmarkFetchWaitWake(b *testing.B) {
 		done := make(chan *kmsg.FetchResponse, 1)
 		go func() { done <- r.Wait(ctx).Msg.(*kmsg.FetchResponse) }()
 		var pr kmsg.ProduceResponseTopicPartition
-		if _, err := d.produceToPartition(p, raw, 11, 1, benchRules, 1, &pr); err != nil {
+		if _, err := d.produceToPartition(p, raw, 11, 1, benchRules, 0, 1, &pr); err != nil {
 			b.Fatal(err)
 		}
 		if resp := <-done; len(resp.Topics[0].Partitions[0].RecordBatches) == 0 {

@@ -46,7 +46,7 @@ func BenchmarkProduceAppend(b *testing.B) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			var sp kmsg.ProduceResponseTopicPartition
-			if _, err := d.produceToPartition(p, raw, 11, -1, benchRules, 1, &sp); err != nil {
+			if _, err := d.produceToPartition(p, raw, 11, -1, benchRules, 0, 1, &sp); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -69,7 +69,7 @@ func BenchmarkProduceAppend(b *testing.B) {
 				b.StartTimer()
 			}
 			var sp kmsg.ProduceResponseTopicPartition
-			if _, err := d.produceToPartition(p, batches[i%round], 11, -1, benchRules, 1, &sp); err != nil {
+			if _, err := d.produceToPartition(p, batches[i%round], 11, -1, benchRules, 0, 1, &sp); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -85,7 +85,7 @@ func BenchmarkFetchRead(b *testing.B) {
 	raw := benchBatch(b, plainOpts())
 	for i := 0; i < 200; i++ {
 		var sp kmsg.ProduceResponseTopicPartition
-		if _, err := d.produceToPartition(p, raw, 11, -1, benchRules, 1, &sp); err != nil {
+		if _, err := d.produceToPartition(p, raw, 11, -1, benchRules, 0, 1, &sp); err != nil {
 			b.Fatal(err)
 		}
 	}

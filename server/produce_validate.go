@@ -46,14 +46,6 @@ func (b *Broker) produceRules(t *Topic) produceRules {
 	}
 }
 
-// errTransactionalProduce: transactional batches reach us only from a
-// producer that somehow got past InitProducerId. Kafka 3.6+ verifies that
-// a transactional batch's partition was added to the transaction
-// (KIP-890, transaction.partition.verification.enable, on by default) and
-// answers INVALID_TXN_STATE when it was not; without a transaction
-// coordinator no partition ever is, so that is the answer Kafka would give.
-var errTransactionalProduce = kerr.InvalidTxnState
-
 // validateProduce parses and checks one partition's records. Produce v3+
 // carries exactly one magic-v2 batch per partition (Kafka's
 // ProduceRequest.validateRecords); the checks follow LogValidator.
@@ -72,9 +64,6 @@ func validateProduce(records []byte, version int16, rules produceRules, now int6
 	}
 	if h.IsControl() {
 		return nil, kerr.InvalidRecord // clients may not write control batches
-	}
-	if h.IsTransactional() {
-		return nil, errTransactionalProduce
 	}
 	if h.Compression() == logstore.CompressionZstd && version < 7 {
 		return nil, kerr.UnsupportedCompressionType
