@@ -1,13 +1,15 @@
 package server
 
-// TxnOffsetCommit, versions 0-3.
+// TxnOffsetCommit, versions 0-4.
 //
 // A transactional producer's offset commit (KIP-98; v3 carries the
 // consumer's member id, generation and group.instance.id, KIP-447). The
 // group coordinator (server/group) writes the offsets as a transactional
 // batch of the producer to __consumer_offsets and keeps them pending until
 // WriteTxnMarkers reports the transaction's outcome (Coordinator.
-// CompleteTransaction). v4 (KIP-890's TRANSACTION_ABORTABLE) is not served.
+// CompleteTransaction). v4 is v3 that may answer TRANSACTION_ABORTABLE
+// when the transaction coordinator does not know the group's partition in
+// the transaction (KIP-890).
 
 import (
 	"context"
@@ -18,7 +20,7 @@ import (
 	"github.com/kbroker/kbroker/server/group"
 )
 
-func init() { register(kmsg.TxnOffsetCommit.Int16(), 0, 3, handleTxnOffsetCommit) }
+func init() { register(kmsg.TxnOffsetCommit.Int16(), 0, 4, handleTxnOffsetCommit) }
 
 func handleTxnOffsetCommit(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
@@ -42,8 +44,6 @@ func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, v group.TxnVerificat
 		return nil
 	}
 	tp := TopicPartition{offsetsTopic, v.Partition}
-	// Versions up to 3 are served, none of which carries
-	// TRANSACTION_ABORTABLE.
-	errs := b.verifyTransaction(ctx, v.TransactionalID, v.ProducerID, v.ProducerEpoch, []TopicPartition{tp}, false)
+	errs := b.verifyTransaction(ctx, v.TransactionalID, v.ProducerID, v.ProducerEpoch, []TopicPartition{tp}, v.Abortable)
 	return errs[tp]
 }

@@ -50,6 +50,10 @@ type TxnVerification struct {
 	ProducerID      int64
 	ProducerEpoch   int16
 	Partition       int32
+	// Abortable is set for TxnOffsetCommit v4+, which may answer
+	// TRANSACTION_ABORTABLE (KIP-890); older versions get
+	// INVALID_TXN_STATE in its place.
+	Abortable bool
 }
 
 // Defaults of Kafka 3.9 (GroupCoordinatorConfig, OffsetConfig).

@@ -81,6 +81,7 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 			ProducerID:      req.ProducerID,
 			ProducerEpoch:   req.ProducerEpoch,
 			Partition:       g.partition,
+			Abortable:       req.Version >= 4,
 		})
 		if err != nil {
 			return offsetCommitErrorCode(err)
