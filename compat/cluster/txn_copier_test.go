@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -275,7 +276,7 @@ func (c *txnCopier) waitCommitted(t *testing.T, n int, timeout time.Duration) {
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d records committed within %v; %s", c.committedRecords(), n, timeout, c.summary())
+			t.Fatalf("%d of %d records committed within %v; %s; %s", c.committedRecords(), n, timeout, c.summary(), c.coordinators())
 		}
 	}
 }
@@ -291,6 +292,20 @@ func (c *txnCopier) wait(t *testing.T, timeout time.Duration) {
 		t.Fatalf("copy not finished within %v: %s", timeout, c.summary())
 	}
 	t.Logf("copy finished (by %s): %s", c.finishedBy, c.summary())
+}
+
+// coordinators is what each seed broker answers FindCoordinator for the
+// copier's transactional id and group: kgo retries a missing coordinator
+// silently until the transaction's context expires, so a stuck copy says
+// why here.
+func (c *txnCopier) coordinators() string {
+	var out []string
+	for _, addr := range c.seeds {
+		txn, terr := findCoordinator(addr, c.txnID, 1)
+		grp, gerr := findCoordinator(addr, c.group, 0)
+		out = append(out, fmt.Sprintf("via %s: transaction coordinator %d (%v), group coordinator %d (%v)", addr, txn, terr, grp, gerr))
+	}
+	return "FindCoordinator " + strings.Join(out, "; ")
 }
 
 func (c *txnCopier) summary() string {
