@@ -260,7 +260,7 @@ run_workloads() {
 		for broker in $(rep_order "$rep" "${brokers[@]}"); do
 			use_broker "$broker"
 			[[ $rep == 1 ]] && profile_kbroker "$broker" produce-1k-txn "$PROFILE_SECONDS"
-			txn_run "$broker" "$rep" "${TXN_RECORDS:-$RECORDS_1K}"
+			txn_run "$broker" "$rep" "$TXN_RECORDS"
 			wait_profile
 		done
 	done

@@ -339,7 +339,7 @@ func TestTxnWorkload(t *testing.T) {
 		withClientCPU(rawLine("kbroker", "produce-1k-txn", "1", "ok", "60", "10", "1", "1000000000", "20480"), "3"),
 	)
 	var b strings.Builder
-	render(&b, summarize(rows), rows, map[string]string{"txn_duration_ms": "100"}, "")
+	render(&b, summarize(rows), rows, map[string]string{"txn_duration_ms": "100", "txn_records": "200000"}, "")
 	out := b.String()
 	head, targets := section(t, out, "## Headline"), section(t, out, "## Issue 5 targets")
 	if !strings.Contains(head, "| produce-1k-txn | 40.00 | 60.00 | 1.50× |") {
@@ -351,7 +351,7 @@ func TestTxnWorkload(t *testing.T) {
 	if !strings.Contains(targets, "| transactions (no target set; throughput) | produce-1k-txn | 1.50× | – |\n") {
 		t.Errorf("targets lack produce-1k-txn:\n%s", targets)
 	}
-	if !strings.Contains(out, "committed once 100 ms old (`--transaction-duration-ms 100`)") {
+	if !strings.Contains(out, "committed once 100 ms old (`--transaction-duration-ms 100`), 200000 × 1 KiB per run") {
 		t.Error("transaction duration not in the header")
 	}
 	if !strings.Contains(out, "## produce-1k-txn\n") {
