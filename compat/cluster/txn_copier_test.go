@@ -86,8 +86,9 @@ func (c *txnCopier) newSession() (*kgo.GroupTransactSession, error) {
 		kgo.ConsumerGroup(c.group),
 		kgo.ConsumeTopics(c.input),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		// kgo's group consumers always fetch offsets with RequireStable
+		// (KIP-447): a rebalance waits for a pending transactional commit.
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.RequireStableFetchOffsets(),
 		kgo.FetchMaxWait(250*time.Millisecond),
 		// With the input's small batches, a fetch brings a batch or two
 		// of every partition, so a transaction spans several output
