@@ -63,7 +63,8 @@ start_kafka() {
 	wait_port "$port" "$dir/server.log"
 }
 
-# start_kbroker DIR PORT METRICS_PORT: bin/kbroker standalone with pprof on.
+# start_kbroker DIR PORT METRICS_PORT: bin/kbroker standalone with pprof on
+# and, like Kafka's single node, a transaction state log of one replica.
 start_kbroker() {
 	local dir=$1 port=$2 mport=$3
 	mkdir -p "$dir/data"
@@ -71,10 +72,12 @@ start_kbroker() {
 		--override "listeners=PLAINTEXT://127.0.0.1:$port" \
 		--override "log.dirs=$dir/data" \
 		--override "metrics.listener=127.0.0.1:$mport" \
-		--override "pprof.enable=true" >"$dir/server.log" 2>&1 &
+		--override "pprof.enable=true" \
+		--override transaction.state.log.replication.factor=1 \
+		--override transaction.state.log.min.isr=1 >"$dir/server.log" 2>&1 &
 	BROKER_PID=$!
 	record_pid "$BROKER_PID"
-	echo "bin/kbroker config/server.properties --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs=\$RUN/kbroker/data --override metrics.listener=127.0.0.1:$mport --override pprof.enable=true" >>"$RUN/commands.txt"
+	echo "bin/kbroker config/server.properties --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs=\$RUN/kbroker/data --override metrics.listener=127.0.0.1:$mport --override pprof.enable=true --override transaction.state.log.replication.factor=1 --override transaction.state.log.min.isr=1" >>"$RUN/commands.txt"
 	wait_port "$port" "$dir/server.log"
 }
 

@@ -7,7 +7,9 @@
 # CONSUME_RECORDS, WARMUP_RECORDS, LATENCY_RATE (default: half of Kafka's
 # measured 1 KiB acks=1 rate), BROKERS (default "kafka kbroker"; Kafka first
 # because the latency rate derives from it), CLUSTER_RECORDS (1 KiB records
-# per run of the 3-broker workload; 0 skips it), CLUSTER_WARMUP_RECORDS.
+# per run of the 3-broker workload; 0 skips it), CLUSTER_WARMUP_RECORDS,
+# TXN_DURATION_MS (how long each transaction of produce-1k-txn stays open),
+# TXN_RECORDS (1 KiB records per produce-1k-txn run).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -28,6 +30,13 @@ CONSUME_RECORDS=${CONSUME_RECORDS:-2097152}
 WARMUP_RECORDS=${WARMUP_RECORDS:-200000}
 CLUSTER_RECORDS=${CLUSTER_RECORDS:-400000}
 CLUSTER_WARMUP_RECORDS=${CLUSTER_WARMUP_RECORDS:-$((CLUSTER_RECORDS * 2))}
+# Kafka Streams' commit.interval.ms under exactly-once: transactions of
+# 100 ms are what a stream processor commits.
+TXN_DURATION_MS=${TXN_DURATION_MS:-100}
+# Not calibrated like RECORDS_1K: a commit every 100 ms holds the producer
+# to a few MB/s (Kafka's first runs here: 3.5 MB/s), so the acks=1 rate
+# would size a run past STEP_TIMEOUT.
+TXN_RECORDS=${TXN_RECORDS:-200000}
 BROKERS=${BROKERS:-kafka kbroker}
 # RESULTS_DIR: where the table and profiles go. PIDS_FILE, when set, gets
 # every server pid this run starts (bench/smoke.sh checks none is left).
@@ -110,8 +119,10 @@ kafka_version=$(basename "$LIB"/kafka_2.13-*.jar .jar | sed 's/^kafka_2.13-//')
 	echo "warmup_records=$WARMUP_RECORDS"
 	echo "cluster_records=$CLUSTER_RECORDS"
 	echo "cluster_warmup_records=$CLUSTER_WARMUP_RECORDS"
+	echo "txn_duration_ms=$TXN_DURATION_MS"
 	if [[ -n "$RECORDS_1K" ]]; then echo "records_1k=$RECORDS_1K (set by the caller)"; fi
 	if [[ -n "$RECORDS_100" ]]; then echo "records_100=$RECORDS_100 (set by the caller)"; fi
+	echo "txn_records=$TXN_RECORDS"
 	echo "kafka_jvm=${KAFKA_JVM_OPTS[*]}"
 	echo "producer_props=${PRODUCER_PROPS[*]}"
 } >"$RUN/meta.txt"

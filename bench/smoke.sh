@@ -15,7 +15,7 @@ pids="$out/pids"
 : >"$pids"
 
 RESULTS_DIR="$out/results" PIDS_FILE="$pids" REPS=1 RUN_SECONDS=1 WARMUP_RECORDS=20000 \
-	LATENCY_SECONDS=5 CONSUME_RECORDS=50000 CLUSTER_RECORDS=20000 CLUSTER_WARMUP_RECORDS=20000 \
+	LATENCY_SECONDS=5 CONSUME_RECORDS=50000 CLUSTER_RECORDS=20000 CLUSTER_WARMUP_RECORDS=20000 TXN_RECORDS=20000 \
 	timeout 900 bench/run.sh
 
 fail=0
@@ -25,7 +25,7 @@ if [[ ${#tables[@]} != 1 || ! -s "${tables[0]}" ]]; then
 	exit 1
 fi
 for wl in produce-1k-acks1 produce-1k-acksall produce-100b-acks1 produce-100b-acksall \
-	e2e-latency consume-2gib cluster-1k-acksall; do
+	produce-1k-txn e2e-latency consume-2gib cluster-1k-acksall; do
 	# Each workload's section says how many runs of each broker succeeded.
 	if ! awk -v wl="## $wl" '$0 == wl {s = 1; next} /^## / {s = 0} s && /^.*Runs ok: Kafka 1\/1, kbroker 1\/1\./ {f = 1} END {exit !f}' "${tables[0]}"; then
 		echo "bench-smoke: $wl lacks a successful run of both brokers:" >&2

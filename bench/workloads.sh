@@ -128,15 +128,30 @@ parse_loadgen() {
 		grep -E '^[0-9. ]+$'
 }
 
-# produce_run BROKER WORKLOAD REP SIZE ACKS COUNT
+# produce_run BROKER WORKLOAD REP SIZE ACKS COUNT [PERF_ARG...]: the
+# PERF_ARGs go to kafka-producer-perf-test before its producer properties.
 produce_run() {
 	local broker=$1 wl=$2 rep=$3 size=$4 acks=$5 count=$6 topic="$2-$3"
+	shift 6
 	create_topic "$topic"
 	measure "$broker" "$wl" "$rep" $((size * count)) parse_producer_perf \
 		"$TOOLS/kafka-producer-perf-test" --topic "$topic" --num-records "$count" \
-		--record-size "$size" --throughput -1 \
+		--record-size "$size" --throughput -1 "$@" \
 		--command-property "bootstrap.servers=$BOOTSTRAP" "acks=$acks" "${PRODUCER_PROPS[@]}"
 	delete_topic "$topic"
+}
+
+# txn_run BROKER REP COUNT: 1 KiB records in transactions, each committed
+# once TXN_DURATION_MS has passed since it began (the perf test's
+# --transaction-duration-ms: commitTransaction blocks the sender, so every
+# commit's round trips through the transaction coordinator, its
+# __transaction_state write and the markers on all 6 partitions count
+# against throughput). A fresh transactional id per run, so no run waits
+# on an earlier one's state.
+txn_run() {
+	local broker=$1 rep=$2 count=$3
+	produce_run "$broker" produce-1k-txn "$rep" 1024 all "$count" \
+		--transactional-id "bench-txn-$broker-$rep" --transaction-duration-ms "$TXN_DURATION_MS"
 }
 
 # profile_kbroker BROKER NAME SECONDS [DELAY]: a CPU profile from kbroker's
@@ -238,6 +253,15 @@ run_workloads() {
 				produce_run "$broker" "$wl" "$rep" "$size" "$acks" "$count"
 				wait_profile
 			done
+		done
+	done
+
+	for rep in $(seq 1 "$REPS"); do
+		for broker in $(rep_order "$rep" "${brokers[@]}"); do
+			use_broker "$broker"
+			[[ $rep == 1 ]] && profile_kbroker "$broker" produce-1k-txn "$PROFILE_SECONDS"
+			txn_run "$broker" "$rep" "$TXN_RECORDS"
+			wait_profile
 		done
 	done
 

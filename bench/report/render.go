@@ -26,6 +26,9 @@ func render(b *strings.Builder, s summary, rows []row, meta map[string]string, c
 		"Whole run: %s s.\n\n",
 		meta["reps"], meta["warmup_records"], meta["records_1k"], meta["records_100"],
 		meta["latency_seconds"], meta["consume_records"], meta["cluster_records"], meta["cluster_warmup_records"], meta["duration_s"])
+	if d := meta["txn_duration_ms"]; d != "" {
+		fmt.Fprintf(b, "Transactions of produce-1k-txn: committed once %s ms old (`--transaction-duration-ms %s`), %s × 1 KiB per run.\n\n", d, d, meta["txn_records"])
+	}
 
 	renderHeadline(b, s)
 	renderWholeRunCPU(b, s, meta["cpus"])

@@ -328,3 +328,48 @@ func TestSkippedWorkloadOmitted(t *testing.T) {
 		t.Errorf("failed cluster missing from the targets:\n%s", targets)
 	}
 }
+
+// The transactional workload is a produce workload like the others: in the
+// headline, the whole-run CPU table and, with no target of its own, under
+// the targets with its throughput ratio; a kbroker that fails every run
+// (no transactions yet) shows as failed, not as missing.
+func TestTxnWorkload(t *testing.T) {
+	rows := writeRaw(t,
+		withClientCPU(rawLine("kafka", "produce-1k-txn", "1", "ok", "40", "10", "2", "1000000000", "409600"), "6"),
+		withClientCPU(rawLine("kbroker", "produce-1k-txn", "1", "ok", "60", "10", "1", "1000000000", "20480"), "3"),
+	)
+	var b strings.Builder
+	render(&b, summarize(rows), rows, map[string]string{"txn_duration_ms": "100", "txn_records": "200000"}, "")
+	out := b.String()
+	head, targets := section(t, out, "## Headline"), section(t, out, "## Issue 5 targets")
+	if !strings.Contains(head, "| produce-1k-txn | 40.00 | 60.00 | 1.50× |") {
+		t.Errorf("headline lacks produce-1k-txn:\n%s", head)
+	}
+	if !strings.Contains(head, "| produce-1k-txn | 8.00 | 4.00 | 0.50× |") {
+		t.Errorf("whole-run CPU table lacks produce-1k-txn:\n%s", head)
+	}
+	if !strings.Contains(targets, "| transactions (no target set; throughput) | produce-1k-txn | 1.50× | – |\n") {
+		t.Errorf("targets lack produce-1k-txn:\n%s", targets)
+	}
+	if !strings.Contains(out, "committed once 100 ms old (`--transaction-duration-ms 100`), 200000 × 1 KiB per run") {
+		t.Error("transaction duration not in the header")
+	}
+	if !strings.Contains(out, "## produce-1k-txn\n") {
+		t.Error("no section for produce-1k-txn")
+	}
+
+	rows = writeRaw(t,
+		withClientCPU(rawLine("kafka", "produce-1k-txn", "1", "ok", "40", "10", "2", "1000000000", "409600"), "6"),
+		withClientCPU(rawLine("kbroker", "produce-1k-txn", "1", "fail", "0", "0", "0", "1000000000", "20480"), "1"),
+	)
+	b.Reset()
+	render(&b, summarize(rows), rows, map[string]string{}, "")
+	out = b.String()
+	head, targets = section(t, out, "## Headline"), section(t, out, "## Issue 5 targets")
+	if !strings.Contains(head, "| produce-1k-txn | 40.00 | fail | – |") {
+		t.Errorf("failed kbroker runs not shown as fail:\n%s", head)
+	}
+	if !strings.Contains(targets, "| transactions | produce-1k-txn | – | not measured |\n") {
+		t.Errorf("failed transactions missing from the targets:\n%s", targets)
+	}
+}

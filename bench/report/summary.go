@@ -16,6 +16,8 @@ var workloads = []struct {
 	{"produce-1k-acksall", "the same with acks=all", false},
 	{"produce-100b-acks1", "100-byte records, acks=1, max throughput", false},
 	{"produce-100b-acksall", "100-byte records, acks=all, max throughput", false},
+	{"produce-1k-txn", "1 KiB records in transactions, each committed once it is --transaction-duration-ms old (kafka-producer-perf-test --transactional-id; " +
+		"acks=all, idempotent); every commit's round trips to the transaction coordinator and its markers count against throughput", false},
 	{"e2e-latency", "1 KiB records at a fixed rate (half of Kafka's 1 KiB acks=1 median), produce-to-consume latency (bench/loadgen, franz-go)", false},
 	{"consume-2gib", "consume 2 GiB of 1 KiB records already written, from page cache (kafka-consumer-perf-test, fetch rates)", false},
 	{"cluster-1k-acksall", "3 brokers on this machine (kbroker: ZooKeeper and broker.id 1-3; Kafka: 3 KRaft nodes, broker and controller in each, -Xmx512M), " +

@@ -92,6 +92,12 @@ func renderTargets(b *strings.Builder, s summary) {
 	} else if s.ran("cluster-1k-acksall") {
 		b.WriteString("| cluster mode, 3 brokers rf 3 | cluster-1k-acksall | – | not measured |\n")
 	}
+	// Nor for transactions: their ratio is listed the same way.
+	if r, ok := s.ratio("produce-1k-txn", "MB/s"); ok {
+		fmt.Fprintf(b, "| transactions (no target set; throughput) | produce-1k-txn | %.2f× | – |\n", r)
+	} else if s.ran("produce-1k-txn") {
+		b.WriteString("| transactions | produce-1k-txn | – | not measured |\n")
+	}
 	b.WriteString("\n")
 	if len(notes) > 0 {
 		b.WriteString(strings.Join(notes, "") + "\n")

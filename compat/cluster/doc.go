@@ -6,6 +6,9 @@
 // (ZkData.scala).
 //
 // API surface: none; the package is its tests (`make compat-cluster`).
+// Files with the build tag kafkaref run a test's client logic against
+// Apache Kafka instead (`go test -tags kafkaref -run OnKafka`), to show the
+// test itself is right; they are not part of make compat-cluster.
 // The helpers in helpers_test.go read znodes (go-zookeeper directly),
 // poll bounded conditions and decode `kafka-topics --describe`.
 //

@@ -121,6 +121,15 @@ func (b *Broker) Restart(t testing.TB) {
 
 func (b *Broker) start(t testing.TB) {
 	t.Helper()
+	b.launch(t)
+	if err := waitReady(b.Addr, b.done, startTimeout); err != nil {
+		t.Fatalf("broker %s not ready: %v\nlog tail:\n%s", b.Addr, err, tailFile(b.LogPath, 16<<10))
+	}
+}
+
+// launch starts the process without waiting for it to answer.
+func (b *Broker) launch(t testing.TB) {
+	t.Helper()
 	logf, err := os.OpenFile(b.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -156,9 +165,6 @@ func (b *Broker) start(t testing.TB) {
 		b.mu.Unlock()
 		close(done)
 	}()
-	if err := waitReady(b.Addr, done, startTimeout); err != nil {
-		t.Fatalf("broker %s not ready: %v\nlog tail:\n%s", b.Addr, err, tailFile(b.LogPath, 16<<10))
-	}
 }
 
 // waitReady polls ApiVersions until the broker answers, the process exits

@@ -1,5 +1,6 @@
-// Package harness starts real kbroker processes and stock Kafka tools for the
-// compatibility tests in package compat.
+// Package harness starts real kbroker processes, the stock Kafka tools and,
+// as a reference, Apache Kafka itself for the compatibility tests in
+// package compat and compat/cluster.
 //
 // API surface:
 //   - Build(t) builds bin/kbroker once per test binary (KBROKER_BIN names a
@@ -17,6 +18,10 @@
 //     brokers (broker.id 1..n, short session and lag timeouts) and waits
 //     until each lists all n in Metadata. Cluster.Restart, Cluster.WaitReady,
 //     MetadataFrom (one broker exactly), Broker.Pause/Resume (SIGSTOP/SIGCONT).
+//   - StartKafkaCluster(t, n, overrides...) starts n Apache Kafka nodes
+//     (KRaft, broker and controller in each, the jars in compat/lib) and
+//     returns a Cluster with a nil ZK, so a test's client logic can be run
+//     against Kafka itself; Kill, Restart and WaitReady work as for kbroker.
 //   - RunTool / RunToolInput run a wrapper from compat/bin (the Apache Kafka
 //     command-line tools on the jars in compat/lib); Kcat runs kcat.
 //   - StartKafka39(t, overrides...) runs Apache Kafka 3.9.1 in ZooKeeper
