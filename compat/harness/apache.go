@@ -81,9 +81,15 @@ func (b *Broker) apacheCommand(t testing.TB) *exec.Cmd {
 		}
 		b.apache.formatted = true
 	}
+	level := os.Getenv("KAFKA_LOG_LEVEL") // as for the tools in compat/bin
+	if level == "" {
+		level = "warn"
+	}
 	args := []string{"-Xmx512m", "-XX:+UseG1GC", "-Djava.awt.headless=true", "-cp", cp,
-		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.logFile=System.err",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=" + level, "-Dorg.slf4j.simpleLogger.logFile=System.err",
 		"kafka.Kafka", b.ConfigPath}
+	// KAFKA_OPTS too, as for the tools: extra JVM flags, say a logger's level.
+	args = append(strings.Fields(os.Getenv("KAFKA_OPTS")), args...)
 	for _, o := range b.overrides {
 		args = append(args, "--override", o)
 	}

@@ -102,6 +102,7 @@ group.initial.rebalance.delay.ms=0
 		if t.Failed() {
 			t.Logf("broker %s log (%s), tail:\n%s", b.Addr, b.LogPath, tailFile(b.LogPath, 64<<10))
 		}
+		keepLog(t, b.LogPath, "broker.log")
 	})
 	b.start(t)
 	return b
