@@ -43,6 +43,25 @@ func partitionOffsets(t *testing.T, adm *kadm.Client, topic string) (lso, hwm in
 	return c.Offset, e.Offset, nil
 }
 
+// waitOffsets waits (bounded) until partition 0 of topic has last stable
+// offset lso and high watermark hwm. A commit or abort returns to the
+// producer before its markers are written: a test that needs a marker at
+// its offset before the next producer writes waits for it here.
+func waitOffsets(t *testing.T, adm *kadm.Client, topic string, lso, hwm int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		gotLSO, gotHWM, err := partitionOffsets(t, adm, topic)
+		if err == nil && gotLSO == lso && gotHWM == hwm {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s[0]: last stable offset %d, high watermark %d (err %v); want %d and %d", topic, gotLSO, gotHWM, err, lso, hwm)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // TestTxnAbortedAfterRestart: a transaction is left open (its producer
 // abandoned) and the broker is SIGKILLed and restarted; the coordinator,
 // reloading __transaction_state, aborts it once transaction.timeout.ms has
@@ -56,6 +75,7 @@ func TestTxnAbortedAfterRestart(t *testing.T) {
 
 	committer := txnProducer(t, b.Addr, "restart-committer", time.Minute)
 	runTxn(t, committer, kgo.TryCommit, txnRecords(topic, "a", 3)...) // offsets 0-2, marker 3
+	waitOffsets(t, adm, topic, 4, 4)
 
 	// The abandoned transaction: opened, written to, never ended.
 	open := txnProducer(t, b.Addr, "restart-open", restartTxnTimeout)
@@ -63,13 +83,8 @@ func TestTxnAbortedAfterRestart(t *testing.T) {
 	beginTxn(t, open, txnRecords(topic, "b", 3)...) // offsets 4-6
 
 	runTxn(t, committer, kgo.TryCommit, txnRecords(topic, "c", 3)...) // offsets 7-9, marker 10
-	lso, hwm, err := partitionOffsets(t, adm, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lso != 4 || hwm != 11 {
-		t.Fatalf("with the transaction at offset 4 open: last stable offset %d, high watermark %d; want 4 and 11", lso, hwm)
-	}
+	// The open transaction at offset 4 holds the last stable offset there.
+	waitOffsets(t, adm, topic, 4, 11)
 
 	b.Kill()
 	if since := time.Since(opened); since >= restartTxnTimeout {
@@ -82,7 +97,7 @@ func TestTxnAbortedAfterRestart(t *testing.T) {
 	// stable offset pass the aborted records.
 	deadline := time.Now().Add(restartTxnTimeout + 30*time.Second)
 	for {
-		lso, hwm, err = partitionOffsets(t, adm, topic)
+		lso, hwm, err := partitionOffsets(t, adm, topic)
 		if err == nil && lso == 12 && hwm == 12 {
 			break
 		}
