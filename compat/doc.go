@@ -7,5 +7,9 @@
 //
 // compat/kgo-suite.sh runs franz-go's own pkg/kgo integration tests
 // against a kbroker; compat/kgo-allowlist.txt lists the ones that pass and
-// compat/FINDINGS.md explains the ones that do not.
+// compat/FINDINGS.md explains the ones that do not. With --cluster it runs
+// compat/kgo-allowlist-cluster.txt against three replicating kbrokers.
+//
+// compat/java holds small programs on Kafka's Java client (TxnClient for
+// the transaction tests), compiled by the harness at test time.
 package compat
