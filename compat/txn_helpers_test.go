@@ -50,7 +50,9 @@ func beginTxn(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
 	if err := cl.BeginTransaction(); err != nil {
 		t.Fatalf("begin transaction: %v", err)
 	}
-	produceSync(t, cl, recs...)
+	if err := cl.ProduceSync(testCtx(t, 30*time.Second), recs...).FirstErr(); err != nil {
+		t.Fatalf("produce in a transaction: %v", err)
+	}
 }
 
 // producerID is cl's producer id, known once it has begun a transaction.
