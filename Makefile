@@ -110,10 +110,16 @@ cluster-stop:
 kgo-suite: build
 	compat/kgo-suite.sh
 
+# The same against three cluster-mode brokers (a private ZooKeeper) with
+# replication factor 3: compat/kgo-allowlist-cluster.txt.
+.PHONY: kgo-suite-cluster
+kgo-suite-cluster: build
+	compat/kgo-suite.sh --cluster
+
 fuzz:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
-test: deps vet staticcheck unit microbench compat compat-cluster kgo-suite fuzz bench-smoke
+test: deps vet staticcheck unit microbench compat compat-cluster kgo-suite kgo-suite-cluster fuzz bench-smoke
 
 clean:
 	rm -rf bin data

@@ -7,9 +7,13 @@
 //
 // compat/kgo-suite.sh runs franz-go's own pkg/kgo integration tests
 // against a kbroker; compat/kgo-allowlist.txt lists the ones that pass and
-// compat/FINDINGS.md explains the ones that do not.
+// compat/FINDINGS.md explains the ones that do not. With --cluster it runs
+// compat/kgo-allowlist-cluster.txt against three replicating kbrokers.
 //
 // Some tests compare kbroker's answers with Apache Kafka 3.9.1's, recorded
 // in compat/testdata (oracle_test.go): KBROKER_ORACLE=kafka39 runs them
 // against Kafka 3.9.1 itself and records its answers again.
+//
+// compat/java holds small programs on Kafka's Java client (TxnClient for
+// the transaction tests), compiled by the harness at test time.
 package compat

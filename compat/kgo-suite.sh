@@ -8,6 +8,12 @@
 #                                  (default: .cache/kgo-results.txt)
 #   compat/kgo-suite.sh -run RE    the tests matching RE
 #
+# With --cluster first (compat/kgo-suite.sh --cluster [--all | -run RE]) the
+# tests run against three cluster-mode kbrokers sharing a private ZooKeeper
+# (scripts/zk.sh on a free port), with replication factor 3 (KGO_TEST_RF)
+# and all three as seeds; the allow-list is then
+# compat/kgo-allowlist-cluster.txt.
+#
 # The tests are compiled from the module cache (go test of a dependency
 # package); if that cannot build inside our module, a scratch module is made
 # in a temp dir. Nothing is copied into the repository.
@@ -19,21 +25,34 @@ franz_version="$(go list -m -f '{{.Version}}' github.com/twmb/franz-go)"
 pkg=github.com/twmb/franz-go/pkg/kgo
 mode=allow
 run_re=""
+cluster=""
+allowlist="$root/compat/kgo-allowlist.txt"
+if [[ "${1:-}" == --cluster ]]; then
+	cluster=1
+	allowlist="$root/compat/kgo-allowlist-cluster.txt"
+	shift
+fi
 case "${1:-}" in
 --all) mode=all ;;
 -run) mode=run; run_re="$2" ;;
 "") ;;
-*) echo "usage: $0 [--all | -run REGEX]" >&2; exit 2 ;;
+*) echo "usage: $0 [--cluster] [--all | -run REGEX]" >&2; exit 2 ;;
 esac
 
 work="$(mktemp -d)"
-broker_pid=""
+# broker_pids[i] is the process of broker i (0 standalone, 1-3 cluster).
+declare -a broker_pids=()
+zk_port=""
+stop_pid() {
+	local pid=$1
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$pid" 2>/dev/null || true
+}
 cleanup() {
-	if [[ -n "$broker_pid" ]] && kill -0 "$broker_pid" 2>/dev/null; then
-		kill -TERM "$broker_pid" 2>/dev/null || true
-		for _ in $(seq 100); do kill -0 "$broker_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$broker_pid" 2>/dev/null || true
-	fi
+	for pid in "${broker_pids[@]}"; do stop_pid "$pid"; done
+	[[ -z "$zk_port" ]] || "$root/scripts/zk.sh" stop "$work/zk" "$zk_port" >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -44,25 +63,35 @@ if [[ -z "$bin" ]]; then
 	bin="$root/bin/kbroker"
 fi
 
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-addr="127.0.0.1:$port"
-cat >"$work/server.properties" <<PROPS
-broker.id=0
-listeners=PLAINTEXT://$addr
-advertised.listeners=PLAINTEXT://$addr
-log.dirs=$work/kafka-logs
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# write_config N PORT [PROP...]: the server.properties of broker N.
+write_config() {
+	local n=$1 port=$2
+	shift 2
+	{
+		cat <<PROPS
+broker.id=$n
+listeners=PLAINTEXT://127.0.0.1:$port
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+log.dirs=$work/kafka-logs-$n
 num.partitions=1
-offsets.topic.replication.factor=1
 group.initial.rebalance.delay.ms=0
 PROPS
+		printf '%s\n' "$@"
+	} >"$work/server-$n.properties"
+}
 
+# start_broker N PORT: starts broker N and waits until it listens.
 start_broker() {
-	"$bin" "$work/server.properties" >>"$work/kbroker.log" 2>&1 &
-	broker_pid=$!
+	local n=$1 port=$2 pid
+	"$bin" "$work/server-$n.properties" >>"$work/kbroker-$n.log" 2>&1 &
+	pid=$!
+	broker_pids[n]=$pid
 	for _ in $(seq 300); do
-		if ! kill -0 "$broker_pid" 2>/dev/null; then
-			echo "kgo-suite: kbroker exited during start-up:" >&2
-			tail -50 "$work/kbroker.log" >&2
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "kgo-suite: kbroker $n exited during start-up:" >&2
+			tail -50 "$work/kbroker-$n.log" >&2
 			return 1
 		fi
 		if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$port" 2>/dev/null; then
@@ -70,10 +99,59 @@ start_broker() {
 		fi
 		sleep 0.2
 	done
-	echo "kgo-suite: kbroker not listening on $addr after 60s" >&2
+	echo "kgo-suite: kbroker $n not listening on 127.0.0.1:$port after 60s" >&2
 	return 1
 }
-start_broker
+
+# brokers_log_tail: the last lines of every broker's log, for a failure.
+brokers_log_tail() {
+	local f
+	for f in "$work"/kbroker-*.log; do
+		echo "----- $f" >&2
+		tail -50 "$f" >&2
+	done
+}
+
+declare -a ports=()
+if [[ -z "$cluster" ]]; then
+	ports[0]="$(free_port)"
+	# A single broker cannot hold 3 replicas of the internal topics.
+	write_config 0 "${ports[0]}" offsets.topic.replication.factor=1 \
+		transaction.state.log.replication.factor=1 transaction.state.log.min.isr=1
+	start_broker 0 "${ports[0]}"
+	seeds="127.0.0.1:${ports[0]}"
+	rf=1
+else
+	zk_port="$(free_port)"
+	"$root/scripts/zk.sh" start "$work/zk" "$zk_port" >/dev/null
+	seeds=""
+	for n in 1 2 3; do
+		ports[n]="$(free_port)"
+		seeds="${seeds:+$seeds,}127.0.0.1:${ports[n]}"
+		# The harness's cluster timeouts (compat/harness/cluster.go).
+		write_config "$n" "${ports[n]}" "zookeeper.connect=127.0.0.1:$zk_port" \
+			default.replication.factor=3 offsets.topic.replication.factor=3 \
+			transaction.state.log.replication.factor=3 zookeeper.session.timeout.ms=6000 \
+			replica.lag.time.max.ms=6000 controlled.shutdown.retry.backoff.ms=500
+	done
+	for n in 1 2 3; do start_broker "$n" "${ports[n]}"; done
+	# Topics with 3 replicas need all three registered: wait (60 s at
+	# most) until every broker's Metadata lists 3 brokers.
+	for n in 1 2 3; do
+		for i in $(seq 300); do
+			if kcat -L -b "127.0.0.1:${ports[n]}" -m 2 2>/dev/null | grep -q '^ 3 brokers:'; then
+				break
+			fi
+			if ((i == 300)); then
+				echo "kgo-suite: broker $n does not list 3 brokers after 60s" >&2
+				brokers_log_tail
+				exit 1
+			fi
+			sleep 0.2
+		done
+	done
+	rf=3
+fi
 
 # How the test binary is built: inside our module if go can, else in a
 # scratch module pinned to the same franz-go version.
@@ -84,25 +162,29 @@ if ! go test -count=1 -run '^$' "$pkg" >/dev/null 2>&1; then
 	(cd "$gotest_dir" && go mod init kgosuite >/dev/null 2>&1 && go get "github.com/twmb/franz-go@$franz_version" >/dev/null)
 fi
 
-export KGO_SEEDS="$addr"
-export KGO_TEST_RF=1
-export KGO_TEST_RECORDS="${KGO_TEST_RECORDS:-20000}"
+export KGO_SEEDS="$seeds"
+export KGO_TEST_RF="$rf"
+# Three brokers replicating every record take longer: 11000 records still
+# make TestTxnEtl's producer end and begin a transaction (every 10000).
+default_records=20000
+[[ -z "$cluster" ]] || default_records=11000
+export KGO_TEST_RECORDS="${KGO_TEST_RECORDS:-$default_records}"
 export KGO_LOG_LEVEL="${KGO_LOG_LEVEL:-none}"
 
 gotest() { (cd "$gotest_dir" && go test "$pkg" -count=1 "$@"); }
 
 case "$mode" in
 allow)
-	tests="$(grep -v '^\s*#' "$root/compat/kgo-allowlist.txt" | awk 'NF {print $1}' | paste -sd '|' -)"
+	tests="$(grep -v '^\s*#' "$allowlist" | awk 'NF {print $1}' | paste -sd '|' -)"
 	if [[ -z "$tests" ]]; then
-		echo "kgo-suite: compat/kgo-allowlist.txt lists no test"
+		echo "kgo-suite: ${allowlist#"$root/"} lists no test"
 		exit 0
 	fi
 	gotest -timeout 20m -v -run "^($tests)\$" 2>&1 | tee "$work/kgo.out" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' || true
 	if grep -q '^FAIL' "$work/kgo.out" || ! grep -q '^ok' "$work/kgo.out"; then
 		tail -100 "$work/kgo.out"
 		echo "kgo-suite: allow-listed franz-go tests failed; kbroker log tail:" >&2
-		tail -50 "$work/kbroker.log" >&2
+		brokers_log_tail
 		exit 1
 	fi
 	;;
@@ -117,7 +199,9 @@ all)
 	[[ -n "$srcdir" ]] || srcdir="$(cd "$gotest_dir" && go list -m -f '{{.Dir}}' github.com/twmb/franz-go)"
 	mapfile -t names < <(sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing.T).*/\1/p' "$srcdir"/pkg/kgo/*_test.go | sort -u)
 	for name in "${names[@]}"; do
-		kill -0 "$broker_pid" 2>/dev/null || { echo "kgo-suite: broker died; restarting" >&2; start_broker; }
+		for n in "${!broker_pids[@]}"; do
+			kill -0 "${broker_pids[n]}" 2>/dev/null || { echo "kgo-suite: broker $n died; restarting" >&2; start_broker "$n" "${ports[n]}"; }
+		done
 		start=$(date +%s)
 		if gotest -timeout 5m -v -run "^${name}\$" >"$work/$name.out" 2>&1; then
 			status=PASS

@@ -44,6 +44,9 @@ type Broker struct {
 	// appended to it.
 	wrapper []string
 
+	// apache, when set, makes this an Apache Kafka node (KBROKER_APACHE_KAFKA).
+	apache *apacheNode
+
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	done   chan struct{}
@@ -66,19 +69,31 @@ func StartBroker(t testing.TB, overrides ...string) *Broker {
 // wrapper is StartBroker.
 func StartBrokerWrapped(t testing.TB, wrapper []string, overrides ...string) *Broker {
 	t.Helper()
-	b := newBroker(t, Build(t), overrides)
-	b.wrapper = wrapper
-	// A single broker cannot hold 3 replicas of __consumer_offsets, and
-	// Kafka's 3 s initial rebalance delay would only slow every group test.
-	props := fmt.Sprintf(`# written by compat/harness
+	// A single broker cannot hold 3 replicas of __consumer_offsets or
+	// __transaction_state, and Kafka's 3 s initial rebalance delay would
+	// only slow every group test.
+	const single = `offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+`
+	var b *Broker
+	var props string
+	if Apache() {
+		b = newApacheBroker(t, overrides)
+		b.apache.standalone = true
+		props = apacheProps(0, b, FreePort(t), "") + single
+	} else {
+		b = newBroker(t, Build(t), overrides)
+		props = fmt.Sprintf(`# written by compat/harness
 broker.id=0
 listeners=PLAINTEXT://%[1]s
 advertised.listeners=PLAINTEXT://%[1]s
 log.dirs=%[2]s
 num.partitions=1
-offsets.topic.replication.factor=1
 group.initial.rebalance.delay.ms=0
-`, b.Addr, b.LogDir)
+`, b.Addr, b.LogDir) + single
+	}
+	b.wrapper = wrapper
 	if err := os.WriteFile(b.ConfigPath, []byte(props), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +102,7 @@ group.initial.rebalance.delay.ms=0
 		if t.Failed() {
 			t.Logf("broker %s log (%s), tail:\n%s", b.Addr, b.LogPath, tailFile(b.LogPath, 64<<10))
 		}
+		keepLog(t, b.LogPath, "broker.log")
 	})
 	b.start(t)
 	return b
@@ -122,6 +138,12 @@ func (b *Broker) Restart(t testing.TB) {
 func (b *Broker) start(t testing.TB) {
 	t.Helper()
 	b.launch(t)
+	b.waitStarted(t)
+}
+
+// waitStarted waits until the launched process answers ApiVersions.
+func (b *Broker) waitStarted(t testing.TB) {
+	t.Helper()
 	if err := waitReady(b.Addr, b.done, startTimeout); err != nil {
 		t.Fatalf("broker %s not ready: %v\nlog tail:\n%s", b.Addr, err, tailFile(b.LogPath, 16<<10))
 	}
@@ -134,6 +156,11 @@ func (b *Broker) launch(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var cmd *exec.Cmd
+	if b.apache != nil {
+		// Outside b.mu: the first start formats the log dir first.
+		cmd = b.apacheCommand(t)
+	}
 	b.mu.Lock()
 	b.starts++
 	fmt.Fprintf(logf, "=== harness: start %d of %s ===\n", b.starts, b.Addr)
@@ -141,10 +168,11 @@ func (b *Broker) launch(t testing.TB) {
 	for _, o := range b.overrides {
 		args = append(args, "--override", o)
 	}
-	var cmd *exec.Cmd
-	if len(b.wrapper) > 0 {
+	switch {
+	case cmd != nil:
+	case len(b.wrapper) > 0:
 		cmd = exec.Command(b.wrapper[0], append(append(b.wrapper[1:len(b.wrapper):len(b.wrapper)], b.bin), args...)...)
-	} else {
+	default:
 		cmd = exec.Command(b.bin, args...)
 	}
 	cmd.Stdout = logf

@@ -54,18 +54,34 @@ func StartCluster(t testing.TB, n int, overrides ...string) *Cluster {
 // brokers (broker.rack, say): perBroker(id)'s overrides come last and win.
 func StartClusterPerBroker(t testing.TB, n int, perBroker func(id int32) []string, overrides ...string) *Cluster {
 	t.Helper()
-	bin := Build(t)
-	c := &Cluster{ZK: StartZooKeeper(t)}
 	rf := min(n, 3)
-	for i := 1; i <= n; i++ {
+	brokerOverrides := func(id int32) []string {
 		o := slices.Clone(overrides)
 		if perBroker != nil {
-			o = append(o, perBroker(int32(i))...)
+			o = append(o, perBroker(id)...)
 		}
-		c.Brokers = append(c.Brokers, newClusterBroker(t, bin, int32(i), c.ZK.Addr, rf, o))
+		return o
 	}
-	for _, b := range c.Brokers {
-		b.start(t)
+	c := &Cluster{}
+	if Apache() {
+		c.Brokers = newApacheCluster(t, n, rf, brokerOverrides)
+		// A KRaft node is ready only once a quorum of controllers is up:
+		// all start before any is waited for.
+		for _, b := range c.Brokers {
+			b.launch(t)
+		}
+		for _, b := range c.Brokers {
+			b.waitStarted(t)
+		}
+	} else {
+		bin := Build(t)
+		c.ZK = StartZooKeeper(t)
+		for i := 1; i <= n; i++ {
+			c.Brokers = append(c.Brokers, newClusterBroker(t, bin, int32(i), c.ZK.Addr, rf, brokerOverrides(int32(i))))
+		}
+		for _, b := range c.Brokers {
+			b.start(t)
+		}
 	}
 	c.WaitReady(t)
 	// WaitReady counts the running brokers only: a broker that died at
@@ -97,6 +113,12 @@ group.initial.rebalance.delay.ms=0
 	if err := os.WriteFile(b.ConfigPath, []byte(props), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return registerClusterBroker(t, b, id)
+}
+
+// registerClusterBroker makes b broker id of a cluster, stopped (and its
+// log shown on failure) at the end of the test.
+func registerClusterBroker(t testing.TB, b *Broker, id int32) *ClusterBroker {
 	cb := &ClusterBroker{Broker: b, ID: id}
 	t.Cleanup(func() {
 		b.stop(syscall.SIGKILL)

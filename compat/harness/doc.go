@@ -33,6 +33,14 @@
 //     routing or retries, so a test sees the broker's own answer.
 //   - NewProxy(t, target) is a TCP proxy whose CutAll drops every open
 //     connection, to test client retries and idempotence.
+//   - JavaProgram(t, class) compiles compat/java/<class>.java against
+//     compat/lib (cached in .cache/java by source hash); RunJava runs it.
+//     ParseTxnConsume and TxnExpected read and predict the output of
+//     compat/java/TxnClient.
+//   - KBROKER_APACHE_KAFKA=1 (Apache()) makes StartBroker and StartCluster
+//     start Apache Kafka KRaft nodes from compat/lib instead of kbroker
+//     (no ZooKeeper then; KAFKA_LOG_LEVEL and KAFKA_OPTS reach the JVM), to
+//     check a test's expectations against the reference broker.
 //
 // Invariants: every process and listener is started by this package and
 // ended by the test's cleanup, by its own handle (never by name); every wait
