@@ -65,14 +65,7 @@ func StartClusterPerBroker(t testing.TB, n int, perBroker func(id int32) []strin
 	c := &Cluster{}
 	if Apache() {
 		c.Brokers = newApacheCluster(t, n, rf, brokerOverrides)
-		// A KRaft node is ready only once a quorum of controllers is up:
-		// all start before any is waited for.
-		for _, b := range c.Brokers {
-			b.launch(t)
-		}
-		for _, b := range c.Brokers {
-			b.waitStarted(t)
-		}
+		startTogether(t, c.Brokers)
 	} else {
 		bin := Build(t)
 		c.ZK = StartZooKeeper(t)
