@@ -1,7 +1,9 @@
 // Package server turns decoded Kafka requests into answers: one file per
-// API (named NN_api_name.go after its key), the topic table, the group
-// coordinator wiring and the producer-id allocator (each partition's
-// producer state is its log's, in logstore).
+// API (named NN_api_name.go after its key), the topic table, the wiring
+// of the group coordinator (group_wiring.go) and of the transaction
+// coordinator (txn_*.go: its log, markers and KIP-890 verification between
+// brokers), and the producer-id allocator (each partition's producer state
+// is its log's, in logstore).
 //
 // API: New builds a Broker from a config; Broker.Run serves the listeners
 // until its context ends, then shuts down cleanly (controlled shutdown,
