@@ -153,31 +153,3 @@ func TestTxnOffsetCommitThroughTheLog(t *testing.T) {
 		t.Fatalf("open transaction committed after restart: offset %d %v", off, kerr.ErrorForCode(code))
 	}
 }
-
-func TestIsCommitMarker(t *testing.T) {
-	for _, tc := range []struct {
-		key    []byte
-		commit bool
-		bad    bool
-	}{
-		{[]byte{0, 0, 0, 1}, true, false},
-		{[]byte{0, 0, 0, 0}, false, false},
-		{[]byte{0, 0, 0, 9}, false, false}, // unknown types end the transaction as aborted, as Kafka's loader does
-		{[]byte{0, 0, 0}, false, true},
-		{[]byte{0x80, 0, 0, 1}, false, true},
-	} {
-		commit, err := isCommitMarker(tc.key)
-		if commit != tc.commit || (err != nil) != tc.bad {
-			t.Errorf("%x: commit %v err %v", tc.key, commit, err)
-		}
-	}
-}
-
-func FuzzIsCommitMarker(f *testing.F) {
-	f.Add([]byte{0, 0, 0, 1})
-	f.Fuzz(func(t *testing.T, key []byte) {
-		if commit, err := isCommitMarker(key); commit && err != nil {
-			t.Fatalf("%x: a commit and an error", key)
-		}
-	})
-}

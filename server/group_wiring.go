@@ -2,12 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/replica"
@@ -144,63 +144,32 @@ func (o offsetsLog) Replay(partition int32, fn func(group.ReplayedBatch) error) 
 	if p == nil {
 		return kerr.NotCoordinator
 	}
-	offset := p.LogStartOffset()
-	for {
-		res, info, err := p.Read(offset, 1<<20, true)
-		if err != nil {
-			return err
+	return replayBatches(p, func(h *logstore.BatchHeader, recs []kmsg.Record) error {
+		if len(recs) == 0 {
+			return nil // emptied by compaction
 		}
-		if res.Len() == 0 || offset >= info.HighWatermark {
-			return nil
+		rb := group.ReplayedBatch{
+			BaseOffset:    h.BaseOffset + int64(recs[0].OffsetDelta),
+			ProducerID:    h.ProducerID,
+			Transactional: h.IsTransactional(),
+			Control:       h.IsControl(),
 		}
-		data, err := res.Bytes()
-		if err != nil {
-			return err
-		}
-		batches, err := logstore.ParseBatches(data)
-		if err != nil {
-			return err
-		}
-		for _, bt := range batches {
-			offset = bt.Header.LastOffset() + 1
-			recs, err := logstore.DecodeRecords(bt)
+		if rb.Control {
+			// Kafka's loader ends the transaction as aborted on every
+			// type but COMMIT.
+			t, err := logstore.DecodeControlKey(recs[0].Key)
 			if err != nil {
-				return err
+				return fmt.Errorf("__consumer_offsets-%d offset %d: %w", partition, rb.BaseOffset, err)
 			}
-			if len(recs) == 0 {
-				continue // emptied by compaction
-			}
-			rb := group.ReplayedBatch{
-				BaseOffset:    bt.Header.BaseOffset + int64(recs[0].OffsetDelta),
-				ProducerID:    bt.Header.ProducerID,
-				Transactional: bt.Header.IsTransactional(),
-				Control:       bt.Header.IsControl(),
-			}
-			if rb.Control {
-				if rb.Commit, err = isCommitMarker(recs[0].Key); err != nil {
-					return fmt.Errorf("__consumer_offsets-%d offset %d: %w", partition, rb.BaseOffset, err)
-				}
-			} else {
-				rb.Records = make([]group.KV, len(recs))
-				for i, r := range recs {
-					rb.Records[i] = group.KV{Key: r.Key, Value: r.Value}
-				}
-			}
-			if err := fn(rb); err != nil {
-				return err
+			rb.Commit = t == logstore.ControlCommit
+		} else {
+			rb.Records = make([]group.KV, len(recs))
+			for i, r := range recs {
+				rb.Records[i] = group.KV{Key: r.Key, Value: r.Value}
 			}
 		}
-	}
-}
-
-// isCommitMarker reads a control record's key (version int16, type int16;
-// Kafka's ControlRecordType): type 1 is COMMIT. Kafka's loader treats every
-// other type, ABORT (0) included, as the end of an aborted transaction.
-func isCommitMarker(key []byte) (bool, error) {
-	if len(key) < 4 || int16(binary.BigEndian.Uint16(key)) < 0 {
-		return false, fmt.Errorf("invalid control record key %x", key)
-	}
-	return binary.BigEndian.Uint16(key[2:]) == 1, nil
+		return fn(rb)
+	})
 }
 
 // coordinatorFor names the group coordinator for key: the leader of its

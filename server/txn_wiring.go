@@ -96,11 +96,16 @@ func (l txnLog) Replay(partition int32, fn func(key, value []byte) error) error 
 	if p == nil {
 		return kerr.NotCoordinator
 	}
-	return replayRecords(p, func(h *logstore.BatchHeader, r kmsg.Record) error {
+	return replayBatches(p, func(h *logstore.BatchHeader, recs []kmsg.Record) error {
 		if h.IsControl() {
 			return nil
 		}
-		return fn(r.Key, r.Value)
+		for _, r := range recs {
+			if err := fn(r.Key, r.Value); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -116,11 +121,11 @@ func (b *Broker) leaderReplica(topic string, partition int32) *replica.Partition
 	return p
 }
 
-// replayRecords calls fn for every record of the partition, control
-// records included, with the header of its batch, from the log start to
-// the high watermark, a megabyte at a time: what a coordinator replays
-// when it becomes leader of its partition.
-func replayRecords(p *replica.Partition, fn func(h *logstore.BatchHeader, r kmsg.Record) error) error {
+// replayBatches calls fn for every batch of the partition, control
+// batches included, with its decoded records, from the log start to the
+// high watermark, a megabyte at a time: what a coordinator replays when it
+// becomes leader of its partition.
+func replayBatches(p *replica.Partition, fn func(h *logstore.BatchHeader, recs []kmsg.Record) error) error {
 	offset := p.LogStartOffset()
 	for {
 		res, info, err := p.Read(offset, 1<<20, true)
@@ -145,10 +150,8 @@ func replayRecords(p *replica.Partition, fn func(h *logstore.BatchHeader, r kmsg
 			if err != nil {
 				return err
 			}
-			for _, r := range recs {
-				if err := fn(&bt.Header, r); err != nil {
-					return err
-				}
+			if err := fn(&bt.Header, recs); err != nil {
+				return err
 			}
 		}
 	}
