@@ -491,8 +491,11 @@ func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (logstore
 func (p *Partition) ReadIsolated(offset int64, maxBytes int, minOneBatch bool, isolation FetchIsolation) (logstore.ReadResult, ReadInfo, error) {
 	info := p.readInfo()
 	end := info.HighWatermark
-	if isolation == FetchTxnCommitted {
+	switch isolation {
+	case FetchTxnCommitted:
 		end = info.LastStableOffset
+	case FetchLogEnd:
+		end = info.LogEndOffset
 	}
 	res, err := p.log.Read(offset, end, maxBytes, minOneBatch)
 	if err != nil || isolation != FetchTxnCommitted {

@@ -123,16 +123,21 @@ func (b *Broker) leaderReplica(topic string, partition int32) *replica.Partition
 
 // replayBatches calls fn for every batch of the partition, control
 // batches included, with its decoded records, from the log start to the
-// high watermark, a megabyte at a time: what a coordinator replays when it
-// becomes leader of its partition.
+// log end offset when it began, a megabyte at a time: what a coordinator
+// replays when it becomes leader of its partition. The log end, not the
+// high watermark, as Kafka's loaders read: a new leader's high watermark
+// lags its log until the followers fetch again, and the records in
+// between were acknowledged by the old leader — a commit replayed only to
+// the high watermark would be forgotten, and a consumer reprocess what
+// its transaction already committed.
 func replayBatches(p *replica.Partition, fn func(h *logstore.BatchHeader, recs []kmsg.Record) error) error {
-	offset := p.LogStartOffset()
-	for {
-		res, info, err := p.Read(offset, 1<<20, true)
+	offset, end := p.LogStartOffset(), p.LogEndOffset()
+	for offset < end {
+		res, _, err := p.ReadIsolated(offset, 1<<20, true, replica.FetchLogEnd)
 		if err != nil {
 			return err
 		}
-		if res.Len() == 0 || offset >= info.HighWatermark {
+		if res.Len() == 0 {
 			return nil
 		}
 		data, err := res.Bytes()
@@ -145,6 +150,9 @@ func replayBatches(p *replica.Partition, fn func(h *logstore.BatchHeader, recs [
 		}
 		for i := range batches {
 			bt := &batches[i]
+			if bt.Header.BaseOffset >= end {
+				return nil
+			}
 			offset = bt.Header.LastOffset() + 1
 			recs, err := logstore.DecodeRecords(*bt)
 			if err != nil {
@@ -155,6 +163,7 @@ func replayBatches(p *replica.Partition, fn func(h *logstore.BatchHeader, recs [
 			}
 		}
 	}
+	return nil
 }
 
 // txnLeadershipChanged moves the transaction coordinator for the
