@@ -45,7 +45,8 @@
 // Clock, Timer and RealClock are internal/clock's, shared with the
 // transaction coordinator. The tests' clock, clocktest.Fake, fires due
 // timers inside Advance, so timeouts are tested without sleeping, and their
-// MemOffsetsLog (memlog_test.go) is an in-memory OffsetsLog.
+// MemOffsetsLog (memlog_test.go) is an in-memory OffsetsLog. PartitionFor is
+// coordpartition.For over offsets.topic.num.partitions.
 //
 // # Invariants
 //

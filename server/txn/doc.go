@@ -27,7 +27,8 @@
 // coordinator. The tests' clock, clocktest.Fake, fires due timers inside
 // Advance, and every marker attempt and retry runs from a timer, so marker
 // retries, timeouts and expiry are tested without sleeping; MemLog,
-// FakeMarkers and SeqIDs are the other fakes.
+// FakeMarkers and SeqIDs are the other fakes. PartitionFor is
+// coordpartition.For over transaction.state.log.num.partitions.
 //
 // # Invariants
 //
