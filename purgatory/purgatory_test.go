@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kbroker/kbroker/internal/clock/clocktest"
 	"github.com/kbroker/kbroker/purgatory"
-	"github.com/kbroker/kbroker/purgatory/purgatorytest"
 )
 
 // op completes once ready is set; it counts how often it was asked.
@@ -35,7 +35,7 @@ func isDone[K comparable](d *purgatory.Delayed[K]) bool {
 var t0 = time.Unix(1_000_000, 0)
 
 func TestCompletesAtOnceWithoutWatching(t *testing.T) {
-	clock := purgatorytest.NewClock(t0)
+	clock := clocktest.NewFake(t0)
 	p := purgatory.New[string](clock)
 	o := &op{}
 	o.ready.Store(true)
@@ -48,7 +48,7 @@ func TestCompletesAtOnceWithoutWatching(t *testing.T) {
 // The check after the watch catches a change that landed between the first
 // check and the watch.
 func TestSecondCheckAfterWatch(t *testing.T) {
-	clock := purgatorytest.NewClock(t0)
+	clock := clocktest.NewFake(t0)
 	p := purgatory.New[string](clock)
 	o := &op{readyOnTry: 2}
 	d := p.TryCompleteElseWatch(o, []string{"a", "b"}, clock.Now(), clock.Now().Add(time.Second))
@@ -60,7 +60,7 @@ func TestSecondCheckAfterWatch(t *testing.T) {
 // An operation watched on several keys completes on a change of any of
 // them, leaves every list, stops its timer and is never asked again.
 func TestCheckAndCompleteOnAnyKey(t *testing.T) {
-	clock := purgatorytest.NewClock(t0)
+	clock := clocktest.NewFake(t0)
 	p := purgatory.New[string](clock)
 	o := &op{}
 	other := &op{}
@@ -96,7 +96,7 @@ func TestCheckAndCompleteOnAnyKey(t *testing.T) {
 
 // At its timeout an operation completes, expired, without being asked.
 func TestExpiry(t *testing.T) {
-	clock := purgatorytest.NewClock(t0)
+	clock := clocktest.NewFake(t0)
 	p := purgatory.New[string](clock)
 	o := &op{}
 	d := p.TryCompleteElseWatch(o, []string{"a"}, clock.Now(), clock.Now().Add(500*time.Millisecond))
@@ -119,7 +119,7 @@ func TestExpiry(t *testing.T) {
 // operation exactly once (a second completion would close Done twice and
 // panic).
 func TestCompletesExactlyOnce(t *testing.T) {
-	clock := purgatorytest.NewClock(t0)
+	clock := clocktest.NewFake(t0)
 	p := purgatory.New[int](clock)
 	const ops = 50
 	ds := make([]*purgatory.Delayed[int], ops)

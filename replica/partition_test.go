@@ -7,10 +7,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/kbroker/kbroker/internal/clock/clocktest"
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/logstore/logtest"
 	"github.com/kbroker/kbroker/purgatory"
-	"github.com/kbroker/kbroker/purgatory/purgatorytest"
 )
 
 func appendOne(t *testing.T, p *Partition, n int) {
@@ -100,7 +100,7 @@ func (o *triedOp) TryComplete(time.Time) bool { o.tries++; return false }
 // One watch channel hears every partition it is registered with, without
 // blocking the appender when nobody drains it, and nothing after Unwatch.
 func TestWatchPokesWithoutBlocking(t *testing.T) {
-	clock := purgatorytest.NewClock(time.Unix(0, 0))
+	clock := clocktest.NewFake(time.Unix(0, 0))
 	purg := purgatory.New[*Partition](clock)
 	a := NewLeaderWith("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0, purg)
 	b := NewLeaderWith("t", 1, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0, purg)

@@ -8,10 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kbroker/kbroker/internal/clock/clocktest"
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/logstore/logtest"
 	"github.com/kbroker/kbroker/protocol"
-	"github.com/kbroker/kbroker/purgatory/purgatorytest"
 	"github.com/kbroker/kbroker/replica"
 )
 
@@ -31,7 +31,7 @@ func (c *countingDelayed) CheckAndComplete(p *replica.Partition) int {
 
 // replicatedLeader is partition t-0 led by broker 0 with followers 1 and 2
 // in the ISR, on the fake clock.
-func replicatedLeader(t *testing.T, clock *purgatorytest.Clock, delayed replica.DelayedOperations, minIsr int) *replica.Partition {
+func replicatedLeader(t *testing.T, clock *clocktest.Fake, delayed replica.DelayedOperations, minIsr int) *replica.Partition {
 	t.Helper()
 	p := replica.New("t", 0, [16]byte{7}, logtest.New(t, logstore.DefaultConfig()), 0, replica.Options{
 		LocalID: 0, ReplicaLagTimeMax: 30 * time.Second, MinInsyncReplicas: minIsr, Now: clock.Now, Delayed: delayed,
@@ -110,7 +110,7 @@ func follower(t *testing.T, p *replica.Partition, id int32) replica.FollowerProg
 // timeout — as Kafka's fetchMessages updates the follower's state on the
 // first read only and DelayedFetch re-reads with readFromPurgatory.
 func TestFollowerFetchWaitingInPurgatoryCountsOnce(t *testing.T) {
-	clock := purgatorytest.NewClock(delayedT0)
+	clock := clocktest.NewFake(delayedT0)
 	delayed := &countingDelayed{delayedOps: newDelayedOps(clock)}
 	p := replicatedLeader(t, clock, delayed, 1)
 	appendBatch(t, p, 2) // LEO 2; both followers at 0, so the HW stays 0
@@ -178,7 +178,7 @@ func TestFollowerFetchWaitingInPurgatoryCountsOnce(t *testing.T) {
 // A fetch waiting on a partition whose leadership moves is answered at
 // once with NOT_LEADER_OR_FOLLOWER, not at its timeout.
 func TestFetchWaitEndsOnLeadershipChange(t *testing.T) {
-	clock := purgatorytest.NewClock(delayedT0)
+	clock := clocktest.NewFake(delayedT0)
 	delayed := newDelayedOps(clock)
 	p := replicatedLeader(t, clock, delayed, 1)
 	out := runWait(t, followerFetch(p, delayed, 1, 0, 500*time.Millisecond))
@@ -233,7 +233,7 @@ func TestDelayedProduceOutcomes(t *testing.T) {
 	}
 
 	t.Run("committed", func(t *testing.T) {
-		clock := purgatorytest.NewClock(delayedT0)
+		clock := clocktest.NewFake(delayedT0)
 		delayed := newDelayedOps(clock)
 		p := replicatedLeader(t, clock, delayed, 2)
 		appendBatch(t, p, 2)
@@ -256,7 +256,7 @@ func TestDelayedProduceOutcomes(t *testing.T) {
 		// when the produce enters the purgatory — after the HW passed the
 		// append and the ISR then shrank below min.insync.replicas (a
 		// check at the HW move would have said NONE).
-		clock := purgatorytest.NewClock(delayedT0)
+		clock := clocktest.NewFake(delayedT0)
 		delayed := newDelayedOps(clock)
 		p := replicatedLeader(t, clock, nil, 3)
 		appendBatch(t, p, 2)
@@ -279,7 +279,7 @@ func TestDelayedProduceOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("notLeader", func(t *testing.T) {
-		clock := purgatorytest.NewClock(delayedT0)
+		clock := clocktest.NewFake(delayedT0)
 		delayed := newDelayedOps(clock)
 		p := replicatedLeader(t, clock, delayed, 2)
 		appendBatch(t, p, 2)
@@ -290,7 +290,7 @@ func TestDelayedProduceOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("timedOut", func(t *testing.T) {
-		clock := purgatorytest.NewClock(delayedT0)
+		clock := clocktest.NewFake(delayedT0)
 		delayed := newDelayedOps(clock)
 		p := replicatedLeader(t, clock, delayed, 2)
 		appendBatch(t, p, 2)

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
-	"unicode/utf16"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kbroker/kbroker/internal/coordpartition"
 )
 
 type partitionStatus int
@@ -85,33 +86,10 @@ func (c *Coordinator) Close() {
 	}
 }
 
-// PartitionFor is the __consumer_offsets partition of a group:
-// Utils.abs(groupId.hashCode) % offsets.topic.num.partitions, with Java's
-// String.hashCode over UTF-16 code units. Kafka's Utils.abs maps
-// Integer.MIN_VALUE to 0 and is Math.abs otherwise, which differs from
-// masking the sign bit; brokers of one cluster must agree, so we follow it.
+// PartitionFor is the __consumer_offsets partition of a group, Kafka's
+// Utils.abs(groupId.hashCode) % offsets.topic.num.partitions.
 func (c *Coordinator) PartitionFor(groupID string) int32 {
-	return partitionFor(groupID, c.cfg.OffsetsTopicNumPartitions)
-}
-
-func partitionFor(groupID string, n int32) int32 {
-	h := javaHash(groupID)
-	switch {
-	case h == -2147483648:
-		h = 0
-	case h < 0:
-		h = -h
-	}
-	return h % n
-}
-
-// javaHash is java.lang.String.hashCode.
-func javaHash(s string) int32 {
-	var h int32
-	for _, u := range utf16.Encode([]rune(s)) {
-		h = 31*h + int32(u)
-	}
-	return h
+	return coordpartition.For(groupID, c.cfg.OffsetsTopicNumPartitions)
 }
 
 // status is Kafka's validateGroupStatus minus the group id check: the

@@ -42,9 +42,11 @@
 // delete (Kafka's removeOffsets). Each offset carries the base offset of
 // the batch that wrote it, which OffsetsLog's appends return.
 //
-// RealClock implements Clock. The tests' FakeClock (fakeclock_test.go) fires
-// due timers inside Advance, so timeouts are tested without sleeping, and
-// their MemOffsetsLog (memlog_test.go) is an in-memory OffsetsLog.
+// Clock, Timer and RealClock are internal/clock's, shared with the
+// transaction coordinator. The tests' clock, clocktest.Fake, fires due
+// timers inside Advance, so timeouts are tested without sleeping, and their
+// MemOffsetsLog (memlog_test.go) is an in-memory OffsetsLog. PartitionFor is
+// coordpartition.For over offsets.topic.num.partitions.
 //
 // # Invariants
 //

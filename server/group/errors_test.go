@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/internal/clock/clocktest"
 )
 
 func TestMembershipErrors(t *testing.T) {
@@ -81,7 +83,7 @@ func TestCoordinatorOwnership(t *testing.T) {
 	var once sync.Once
 	release := func() { once.Do(func() { close(log.release) }) }
 	t.Cleanup(release) // a failing test must not leave the load goroutine blocked
-	clock := NewFakeClock(time.Unix(1_700_000_000, 0))
+	clock := clocktest.NewFake(time.Unix(1_700_000_000, 0))
 	c := New(testConfig(), log, clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer c.Close()
 	p := c.PartitionFor("g")

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/internal/clock/clocktest"
 )
 
 const (
@@ -22,7 +24,7 @@ const (
 type harness struct {
 	t     *testing.T
 	c     *Coordinator
-	clock *FakeClock
+	clock *clocktest.Fake
 	log   *MemOffsetsLog
 	cfg   Config
 }
@@ -40,7 +42,7 @@ func newHarness(t *testing.T, mod func(*Config)) *harness {
 	if mod != nil {
 		mod(&cfg)
 	}
-	h := &harness{t: t, clock: NewFakeClock(time.Unix(1_700_000_000, 0)), log: NewMemOffsetsLog(), cfg: cfg}
+	h := &harness{t: t, clock: clocktest.NewFake(time.Unix(1_700_000_000, 0)), log: NewMemOffsetsLog(), cfg: cfg}
 	h.start()
 	return h
 }

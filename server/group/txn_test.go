@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/internal/clock/clocktest"
 )
 
 func txnCommitRequest(version int16, groupID string, producerID int64, topic string, offsets map[int32]int64) *kmsg.TxnOffsetCommitRequest {
@@ -373,7 +375,7 @@ func TestTxnOffsetCommitWhileLoading(t *testing.T) {
 	var once sync.Once
 	release := func() { once.Do(func() { close(log.release) }) }
 	t.Cleanup(release)
-	c := New(testConfig(), log, NewFakeClock(time.Unix(1_700_000_000, 0)), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c := New(testConfig(), log, clocktest.NewFake(time.Unix(1_700_000_000, 0)), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer c.Close()
 	loaded := make(chan error, 1)
 	go func() { loaded <- c.LoadPartition(c.PartitionFor("g")) }()
@@ -416,7 +418,7 @@ func (l *replayGateLog) Replay(p int32, fn func(ReplayedBatch) error) error {
 func TestTxnMarkerDuringLoadIsApplied(t *testing.T) {
 	for _, commit := range []bool{true, false} {
 		mem := NewMemOffsetsLog()
-		clock := NewFakeClock(time.Unix(1_700_000_000, 0))
+		clock := clocktest.NewFake(time.Unix(1_700_000_000, 0))
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 		first := New(testConfig(), mem, clock, quiet)
 		p := first.PartitionFor("g")

@@ -5,7 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-	"unicode/utf16"
+
+	"github.com/kbroker/kbroker/internal/coordpartition"
 )
 
 // partitionState is one __transaction_state partition this broker leads
@@ -92,32 +93,11 @@ func (c *Coordinator) Close() {
 	c.mu.Unlock()
 }
 
-// PartitionFor is the __transaction_state partition of a transactional id:
-// Utils.abs(transactionalId.hashCode) % transaction.state.log.num.partitions,
-// with Java's String.hashCode over UTF-16 code units. Kafka's Utils.abs maps
-// Integer.MIN_VALUE to 0; brokers of one cluster must agree, so we follow it.
+// PartitionFor is the __transaction_state partition of a transactional id,
+// Kafka's Utils.abs(transactionalId.hashCode) %
+// transaction.state.log.num.partitions.
 func (c *Coordinator) PartitionFor(transactionalID string) int32 {
-	return partitionFor(transactionalID, c.cfg.NumPartitions)
-}
-
-func partitionFor(id string, n int32) int32 {
-	h := javaHash(id)
-	switch {
-	case h == -2147483648:
-		h = 0
-	case h < 0:
-		h = -h
-	}
-	return h % n
-}
-
-// javaHash is java.lang.String.hashCode.
-func javaHash(s string) int32 {
-	var h int32
-	for _, u := range utf16.Encode([]rune(s)) {
-		h = 31*h + int32(u)
-	}
-	return h
+	return coordpartition.For(transactionalID, c.cfg.NumPartitions)
 }
 
 func (c *Coordinator) nowMs() int64 { return c.clock.Now().UnixMilli() }

@@ -23,10 +23,12 @@
 // everything. AbortTimedOutTransactions and RemoveExpiredTransactionalIDs
 // are the periodic passes, also callable directly.
 //
-// RealClock implements Clock. The tests' FakeClock fires due timers inside
+// Clock, Timer and RealClock are internal/clock's, shared with the group
+// coordinator. The tests' clock, clocktest.Fake, fires due timers inside
 // Advance, and every marker attempt and retry runs from a timer, so marker
 // retries, timeouts and expiry are tested without sleeping; MemLog,
-// FakeMarkers and SeqIDs are the other fakes.
+// FakeMarkers and SeqIDs are the other fakes. PartitionFor is
+// coordpartition.For over transaction.state.log.num.partitions.
 //
 // # Invariants
 //

@@ -9,13 +9,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/internal/clock/clocktest"
 )
 
 const testPartitions = 4
 
 type harness struct {
 	t       *testing.T
-	clock   *FakeClock
+	clock   *clocktest.Fake
 	log     *MemLog
 	markers *FakeMarkers
 	ids     *SeqIDs
@@ -28,7 +30,7 @@ func newHarness(t *testing.T, mutate ...func(*Config)) *harness {
 	t.Helper()
 	h := &harness{
 		t:       t,
-		clock:   NewFakeClock(t0),
+		clock:   clocktest.NewFake(t0),
 		log:     NewMemLog(),
 		markers: &FakeMarkers{},
 		ids:     &SeqIDs{},

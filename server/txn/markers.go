@@ -12,7 +12,7 @@ import (
 // record and its CompleteCommit/CompleteAbort record: its markers are being
 // written, then the completion is appended (Kafka's PendingCompleteTxn and
 // the marker queues of TransactionMarkerChannelManager). Every attempt runs
-// from a clock timer, so the tests' FakeClock drives retries.
+// from a clock timer, so the tests' clocktest.Fake drives retries.
 type completion struct {
 	id               string
 	partition        int32 // of __transaction_state
