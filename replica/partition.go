@@ -177,8 +177,13 @@ func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
 			return false
 		}
 	}
+	if !p.leader {
+		// Guards of an earlier leadership may predate markers replicated
+		// since; a newer epoch of the same leadership (an ISR change)
+		// keeps the confirmations in flight valid.
+		clear(p.verifications)
+	}
 	p.leader = true
-	clear(p.verifications)
 	p.highWatermarkMovedLocked()
 	return true
 }
