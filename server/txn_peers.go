@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -34,6 +35,9 @@ func (t *txnPeers) send(ctx context.Context, brokerID int32, req kmsg.Request) (
 	t.once.Do(func() {
 		t.ch, t.close = controller.OpenBrokerChannel(t.b.cfg.BrokerID, nil, t.b.selfRequest)
 	})
+	if t.ch == nil {
+		return nil, errPeersClosed
+	}
 	if brokerID != t.b.cfg.BrokerID {
 		addr := t.b.interBrokerAddr(brokerID)
 		if addr == "" {
@@ -46,11 +50,16 @@ func (t *txnPeers) send(ctx context.Context, brokerID int32, req kmsg.Request) (
 	return t.ch.Send(ctx, brokerID, req)
 }
 
+// shutdown closes the clients. The Once orders it after a first send in
+// progress, and a send after it finds no channel.
 func (t *txnPeers) shutdown() {
+	t.once.Do(func() {})
 	if t.close != nil {
 		t.close()
 	}
 }
+
+var errPeersClosed = errors.New("broker shutting down")
 
 // interBrokerAddr is a live broker's inter-broker endpoint, "" when the
 // metadata cache does not know one.
