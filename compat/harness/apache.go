@@ -135,7 +135,8 @@ func newApacheCluster(t testing.TB, n, rf int, overrides func(id int32) []string
 		props := apacheProps(id, b, ports[i-1], voters) + fmt.Sprintf(`default.replication.factor=%[1]d
 offsets.topic.replication.factor=%[1]d
 transaction.state.log.replication.factor=%[1]d
-`, rf)
+transaction.state.log.min.isr=%[2]d
+`, rf, min(rf, 2))
 		if err := os.WriteFile(b.ConfigPath, []byte(props), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -101,8 +101,9 @@ num.partitions=1
 default.replication.factor=%[5]d
 offsets.topic.replication.factor=%[5]d
 transaction.state.log.replication.factor=%[5]d
+transaction.state.log.min.isr=%[6]d
 group.initial.rebalance.delay.ms=0
-`, id, b.Addr, b.LogDir, zkAddr, rf)
+`, id, b.Addr, b.LogDir, zkAddr, rf, min(rf, 2))
 	if err := os.WriteFile(b.ConfigPath, []byte(props), 0o644); err != nil {
 		t.Fatal(err)
 	}
