@@ -85,21 +85,11 @@ func (o offsetsLog) append(ctx context.Context, partition int32, opts logstore.B
 	for i, r := range records {
 		recs[i] = logstore.Record{Key: r.Key, Value: r.Value, Timestamp: now}
 	}
-	opts.PartitionLeaderEpoch = -1
-	batch, err := logstore.EncodeBatch(opts, recs)
-	if err != nil {
-		return 0, err
-	}
-	// acks=1 at the append: the coordinator's writes skip the
+	// acks=1 at the append: the group coordinator's writes skip the
 	// min.insync.replicas gate before appending, as they always have here;
-	// the wait below is what makes a commit acks=-1.
-	info, err := p.AppendAsLeader([]logstore.Batch{batch}, 1, replica.AppendRules{LogAppendTime: -1, Origin: replica.OriginCoordinator})
+	// the wait for the ISR is what makes a commit acks=-1, like Kafka's.
+	info, err := o.b.coordinatorAppend(ctx, p, opts, recs, 1, offsetCommitTimeout)
 	if err != nil {
-		return 0, err
-	}
-	// Like Kafka's coordinator, which appends with acks=-1: a commit is
-	// acknowledged only once every in-sync replica has it.
-	if err := waitCommitted(ctx, o.b.delayed, p, info.LastOffset+1, offsetCommitTimeout); err != nil {
 		return 0, err
 	}
 	return info.FirstOffset, nil
@@ -108,20 +98,6 @@ func (o offsetsLog) append(ctx context.Context, partition int32, opts logstore.B
 // offsetCommitTimeout is offsets.commit.timeout.ms.
 const offsetCommitTimeout = 5 * time.Second
 
-// waitCommitted waits in the purgatory until the partition's HW reaches
-// requiredOffset.
-func waitCommitted(ctx context.Context, delayed *delayedOps, p *replica.Partition, requiredOffset int64, timeout time.Duration) error {
-	now := delayed.Now()
-	op := newDelayedProduce(1, now.Add(timeout))
-	op.set(0, p, requiredOffset)
-	d := delayed.TryCompleteElseWatch(op, op.parts, now, op.verdict.Deadline)
-	select {
-	case <-d.Done():
-	case <-ctx.Done():
-		d.ForceComplete()
-	}
-	return op.err(0)
-}
 
 // offsetsPartition is this broker's replica of a __consumer_offsets
 // partition when it leads it, looked up among the hosted replicas: the

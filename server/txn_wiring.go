@@ -64,26 +64,16 @@ func (l txnLog) Append(ctx context.Context, partition int32, records []txn.KV) e
 	if p == nil {
 		return kerr.NotCoordinator
 	}
-	kvs := make([]logstore.KV, len(records))
+	now := l.b.now().UnixMilli()
+	recs := make([]logstore.Record, len(records))
 	for i, r := range records {
-		kvs[i] = logstore.KV{Key: r.Key, Value: r.Value}
-	}
-	batch, err := logstore.BuildBatch(kvs, l.b.now().UnixMilli())
-	if err != nil {
-		return err
-	}
-	batches, err := logstore.ParseBatches(batch)
-	if err != nil {
-		return err
+		recs[i] = logstore.Record{Key: r.Key, Value: r.Value, Timestamp: now}
 	}
 	// acks=-1 with the topic's min.insync.replicas, as Kafka's
 	// TransactionStateManager.appendTransactionToLog: a state change is
 	// acted on only once a new leader would find it.
-	info, err := p.AppendAsLeader(batches, -1, replica.AppendRules{LogAppendTime: -1, Origin: replica.OriginCoordinator})
-	if err != nil {
-		return err
-	}
-	return waitCommitted(ctx, l.b.delayed, p, info.LastOffset+1, txnAppendTimeout)
+	_, err := l.b.coordinatorAppend(ctx, p, logstore.BatchOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs, -1, txnAppendTimeout)
+	return err
 }
 
 // txnAppendTimeout bounds the wait for the ISR to acknowledge a
