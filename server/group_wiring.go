@@ -98,7 +98,6 @@ func (o offsetsLog) append(ctx context.Context, partition int32, opts logstore.B
 // offsetCommitTimeout is offsets.commit.timeout.ms.
 const offsetCommitTimeout = 5 * time.Second
 
-
 // offsetsPartition is this broker's replica of a __consumer_offsets
 // partition when it leads it, looked up among the hosted replicas: the
 // coordinator loads a partition as soon as LeaderAndIsr makes this broker
