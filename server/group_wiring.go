@@ -99,16 +99,9 @@ func (o offsetsLog) append(ctx context.Context, partition int32, opts logstore.B
 const offsetCommitTimeout = 5 * time.Second
 
 // offsetsPartition is this broker's replica of a __consumer_offsets
-// partition when it leads it, looked up among the hosted replicas: the
-// coordinator loads a partition as soon as LeaderAndIsr makes this broker
-// its leader, before UpdateMetadata has put the topic in the metadata
-// cache.
+// partition when it leads it.
 func (b *Broker) offsetsPartition(partition int32) *replica.Partition {
-	p := b.replicas.Get(offsetsTopic, partition)
-	if p == nil || !p.IsLeader() {
-		return nil
-	}
-	return p
+	return b.leaderReplica(offsetsTopic, partition)
 }
 
 // Replay reads the partition from its start to its high watermark, a
