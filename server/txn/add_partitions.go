@@ -124,15 +124,9 @@ func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsT
 
 // addPartitions is handleAddPartitionsToTransaction.
 func (c *Coordinator) addPartitions(ctx context.Context, id string, producerID int64, epoch int16, parts partitionSet) int16 {
-	if id == "" {
-		return errInvalidRequest
-	}
-	m, coordEpoch, code := c.lookup(id)
-	switch {
-	case code != errNone:
+	m, coordEpoch, code := c.lookupNamed(id, errInvalidProducerIDMapping)
+	if code != errNone {
 		return code
-	case m == nil:
-		return errInvalidProducerIDMapping
 	}
 	m.mu.Lock()
 	t, code, err := prepareAddPartitions(m, producerID, epoch, parts, c.nowMs())
@@ -181,15 +175,9 @@ func (c *Coordinator) verifyPartitions(id string, producerID int64, epoch int16,
 		}
 		return codes
 	}
-	if id == "" {
-		return all(errInvalidRequest)
-	}
-	m, _, code := c.lookup(id)
-	switch {
-	case code != errNone:
+	m, _, code := c.lookupNamed(id, errInvalidProducerIDMapping)
+	if code != errNone {
 		return all(code)
-	case m == nil:
-		return all(errInvalidProducerIDMapping)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

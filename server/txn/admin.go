@@ -28,17 +28,9 @@ func (c *Coordinator) describe(id string) kmsg.DescribeTransactionsResponseTrans
 		s.ErrorCode = errCoordinatorNotAvailable
 		return s
 	}
-	if id == "" {
-		s.ErrorCode = errInvalidRequest
-		return s
-	}
-	m, _, code := c.lookup(id)
-	switch {
-	case code != errNone:
+	m, _, code := c.lookupNamed(id, errTransactionalIDNotFound)
+	if code != errNone {
 		s.ErrorCode = code
-		return s
-	case m == nil:
-		s.ErrorCode = errTransactionalIDNotFound
 		return s
 	}
 	m.mu.Lock()

@@ -119,6 +119,19 @@ func (c *Coordinator) lookup(id string) (*txnMetadata, int32, int16) {
 	return ps.txns[id], ps.epoch, errNone
 }
 
+// lookupNamed is lookup for a request that names id: an empty id is
+// INVALID_REQUEST, an unknown one gets the request's missing code.
+func (c *Coordinator) lookupNamed(id string, missing int16) (*txnMetadata, int32, int16) {
+	if id == "" {
+		return nil, 0, errInvalidRequest
+	}
+	m, epoch, code := c.lookup(id)
+	if code == errNone && m == nil {
+		code = missing
+	}
+	return m, epoch, code
+}
+
 // putIfAbsent adds m unless its id is already there, and returns the one
 // in the cache.
 func (c *Coordinator) putIfAbsent(m *txnMetadata) (*txnMetadata, int32, int16) {

@@ -24,15 +24,9 @@ func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg
 // coordinator's own aborts (fencing, timeouts), which come with a bumped
 // epoch and the transaction pending PrepareEpochFence.
 func (c *Coordinator) endTransaction(ctx context.Context, id string, producerID int64, epoch int16, commit, fromClient bool) int16 {
-	if id == "" {
-		return errInvalidRequest
-	}
-	m, coordEpoch, code := c.lookup(id)
-	switch {
-	case code != errNone:
+	m, coordEpoch, code := c.lookupNamed(id, errInvalidProducerIDMapping)
+	if code != errNone {
 		return code
-	case m == nil:
-		return errInvalidProducerIDMapping
 	}
 	m.mu.Lock()
 	t, code, fence, err := prepareEndTxn(m, producerID, epoch, commit, fromClient, c.nowMs())
