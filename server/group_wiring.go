@@ -31,23 +31,29 @@ func (b *Broker) offsetsTopicConfigs() map[string]string {
 // it lazily, on the first FindCoordinator) and loads its partitions into the
 // coordinator.
 func (b *Broker) ensureOffsetsTopic() error {
-	if b.topic(offsetsTopic) != nil {
+	return b.ensureInternalTopic(offsetsTopic, b.cfg.OffsetsTopicNumPartitions, b.cfg.OffsetsTopicReplicationFactor,
+		func(int16) map[string]string { return b.offsetsTopicConfigs() })
+}
+
+// ensureInternalTopic creates a coordinator's topic with no more replicas
+// than live brokers: Kafka would refuse until enough brokers are up, which
+// a cluster of one never has. configs gets the replication factor chosen.
+// LeaderAndIsr then hands this broker the partitions it leads.
+func (b *Broker) ensureInternalTopic(name string, partitions int32, replicationFactor int16, configs func(rf int16) map[string]string) error {
+	if b.topic(name) != nil {
 		return nil
 	}
-	// No more replicas than live brokers: Kafka would refuse until enough
-	// brokers are up, which a cluster of one never has.
-	rf := max(1, min(b.cfg.OffsetsTopicReplicationFactor, int16(len(b.cluster.liveBrokers()))))
+	rf := max(1, min(replicationFactor, int16(len(b.cluster.liveBrokers()))))
 	_, err := b.createTopic(CreateTopicRequest{
-		Name:              offsetsTopic,
-		NumPartitions:     b.cfg.OffsetsTopicNumPartitions,
+		Name:              name,
+		NumPartitions:     partitions,
 		ReplicationFactor: rf,
-		Configs:           b.offsetsTopicConfigs(),
+		Configs:           configs(rf),
 		Auto:              true,
 	})
 	if err != nil && err != kerr.TopicAlreadyExists {
 		return err
 	}
-	// LeaderAndIsr hands this broker the partitions it leads.
 	return nil
 }
 

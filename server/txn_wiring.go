@@ -36,21 +36,7 @@ func (b *Broker) txnTopicConfigs(rf int16) map[string]string {
 // ensureTxnTopic creates __transaction_state on first use, as Kafka does on
 // the first FindCoordinator for a transactional id.
 func (b *Broker) ensureTxnTopic() error {
-	if b.topic(txnTopic) != nil {
-		return nil
-	}
-	rf := max(1, min(b.cfg.TransactionStateLogReplicationFactor, int16(len(b.cluster.liveBrokers()))))
-	_, err := b.createTopic(CreateTopicRequest{
-		Name:              txnTopic,
-		NumPartitions:     b.cfg.TransactionStateLogNumPartitions,
-		ReplicationFactor: rf,
-		Configs:           b.txnTopicConfigs(rf),
-		Auto:              true,
-	})
-	if err != nil && err != kerr.TopicAlreadyExists {
-		return err
-	}
-	return nil
+	return b.ensureInternalTopic(txnTopic, b.cfg.TransactionStateLogNumPartitions, b.cfg.TransactionStateLogReplicationFactor, b.txnTopicConfigs)
 }
 
 // txnLog stores the transaction coordinator's records in
