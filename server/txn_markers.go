@@ -76,17 +76,14 @@ func (w txnMarkerWriter) send(ctx context.Context, leader int32, m txn.Marker, t
 	req.SetVersion(writeTxnMarkersVersion)
 	rm := kmsg.NewWriteTxnMarkersRequestMarker()
 	rm.ProducerID, rm.ProducerEpoch, rm.Committed, rm.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch
-	topicIdx := map[string]int{}
-	for _, tp := range tps {
-		i, ok := topicIdx[tp.Topic]
-		if !ok {
-			i = len(rm.Topics)
-			topicIdx[tp.Topic] = i
-			rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
-			rt.Topic = tp.Topic
-			rm.Topics = append(rm.Topics, rt)
-		}
-		rm.Topics[i].Partitions = append(rm.Topics[i].Partitions, tp.Partition)
+	all := make([]TopicPartition, len(tps))
+	for i, tp := range tps {
+		all[i] = TopicPartition(tp)
+	}
+	for _, g := range groupByTopic(all) {
+		rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+		rt.Topic, rt.Partitions = g.topic, g.partitions
+		rm.Topics = append(rm.Topics, rt)
 	}
 	req.Markers = append(req.Markers, rm)
 	failed := map[txn.TopicPartition]error{}

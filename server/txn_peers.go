@@ -71,3 +71,25 @@ func (b *Broker) interBrokerAddr(id int32) string {
 	}
 	return ""
 }
+
+// topicPartitions is one topic's partitions in a request between brokers.
+type topicPartitions struct {
+	topic      string
+	partitions []int32
+}
+
+// groupByTopic lists tps by topic, topics in first-seen order.
+func groupByTopic(tps []TopicPartition) []topicPartitions {
+	var out []topicPartitions
+	idx := map[string]int{}
+	for _, tp := range tps {
+		i, ok := idx[tp.Topic]
+		if !ok {
+			i = len(out)
+			idx[tp.Topic] = i
+			out = append(out, topicPartitions{topic: tp.Topic})
+		}
+		out[i].partitions = append(out[i].partitions, tp.Partition)
+	}
+	return out
+}

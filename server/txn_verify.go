@@ -43,17 +43,10 @@ func (b *Broker) verifyTransaction(ctx context.Context, transactionalID string, 
 	req.SetVersion(verifyAddPartitionsVersion)
 	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
 	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = transactionalID, producerID, producerEpoch, true
-	topicIdx := map[string]int{}
-	for _, tp := range tps {
-		i, ok := topicIdx[tp.Topic]
-		if !ok {
-			i = len(rt.Topics)
-			topicIdx[tp.Topic] = i
-			t := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
-			t.Topic = tp.Topic
-			rt.Topics = append(rt.Topics, t)
-		}
-		rt.Topics[i].Partitions = append(rt.Topics[i].Partitions, tp.Partition)
+	for _, g := range groupByTopic(tps) {
+		t := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		t.Topic, t.Partitions = g.topic, g.partitions
+		rt.Topics = append(rt.Topics, t)
 	}
 	req.Transactions = append(req.Transactions, rt)
 
