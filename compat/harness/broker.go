@@ -216,14 +216,7 @@ func waitReady(addr string, exited <-chan struct{}, timeout time.Duration) error
 }
 
 func pingAPIVersions(addr string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	resp, err := cl.Request(ctx, kmsg.NewPtrApiVersionsRequest())
+	resp, err := probe(addr, kmsg.NewPtrApiVersionsRequest())
 	if err != nil {
 		return err
 	}
@@ -231,6 +224,19 @@ func pingAPIVersions(addr string) error {
 		return fmt.Errorf("ApiVersions error code %d", code)
 	}
 	return nil
+}
+
+// probe sends one request on a fresh connection, without retries, as a
+// readiness check does.
+func probe(addr string, req kmsg.Request) (kmsg.Response, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return cl.Request(ctx, req)
 }
 
 // Term sends SIGTERM (controlled shutdown) and waits for the exit; after

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -131,14 +129,7 @@ func (k *Kafka39) waitListed() error {
 }
 
 func (k *Kafka39) metadataListsSelf() error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Addr), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	resp, err := cl.Request(ctx, kmsg.NewPtrMetadataRequest())
+	resp, err := probe(k.Addr, kmsg.NewPtrMetadataRequest())
 	if err != nil {
 		return err
 	}
