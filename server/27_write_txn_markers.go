@@ -18,7 +18,6 @@ package server
 
 import (
 	"context"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -28,10 +27,6 @@ import (
 )
 
 func init() { register(kmsg.WriteTxnMarkers.Int16(), 0, 1, handleWriteTxnMarkers) }
-
-// txnMarkerTimeout bounds the wait for a marker's replication: Kafka uses
-// request.timeout.ms (30 s by default).
-const txnMarkerTimeout = 30 * time.Second
 
 // markerWrite is one partition's marker: where its answer goes and, once
 // appended, the offset its high watermark must pass.
@@ -82,17 +77,11 @@ func handleWriteTxnMarkers(b *Broker, _ context.Context, req *protocol.Request) 
 	// partition's high watermark in one delayed operation, as Kafka's
 	// acks=-1 appendRecords does.
 	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
-		now := b.delayed.Now()
-		op := newDelayedProduce(len(waits), now.Add(txnMarkerTimeout))
+		ps, required := make([]*replica.Partition, len(waits)), make([]int64, len(waits))
 		for i, w := range waits {
-			op.set(i, w.p, w.required)
+			ps[i], required[i] = w.p, w.required
 		}
-		d := b.delayed.TryCompleteElseWatch(op, op.parts, now, op.verdict.Deadline)
-		select {
-		case <-d.Done():
-		case <-ctx.Done():
-			d.ForceComplete()
-		}
+		op := awaitReplication(ctx, b.delayed, ps, required, defaultRequestTimeout)
 		for i, w := range waits {
 			err := op.err(i)
 			w.slot.ErrorCode = errCode(err)

@@ -151,7 +151,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		TransactionalIDExpiration: cfg.TransactionalIDExpiration,
 		AbortTimedOutInterval:     cfg.TransactionAbortTimedOutCleanupInterval,
 		RemoveExpiredInterval:     cfg.TransactionRemoveExpiredCleanupInterval,
-		RequestTimeout:            txnAppendTimeout,
+		RequestTimeout:            defaultRequestTimeout,
 		TopicPartitionExists:      b.topicPartitionExists,
 	}, txnLog{b}, txnMarkerWriter{b}, txnProducerIDs{b}, txn.RealClock{}, logger)
 	if _, err := b.txns.RegisterMetrics(reg); err != nil {

@@ -29,14 +29,24 @@ func (b *Broker) coordinatorAppend(ctx context.Context, p *replica.Partition, op
 // waitCommitted waits in the purgatory until the partition's HW reaches
 // requiredOffset.
 func waitCommitted(ctx context.Context, delayed *delayedOps, p *replica.Partition, requiredOffset int64, timeout time.Duration) error {
+	return awaitReplication(ctx, delayed, []*replica.Partition{p}, []int64{requiredOffset}, timeout).err(0)
+}
+
+// awaitReplication waits in the purgatory until every partition's HW
+// reaches its required offset, the timeout passes or ctx ends, in one
+// delayed operation; its err(i) is partition i's outcome
+// (NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER, REQUEST_TIMED_OUT).
+func awaitReplication(ctx context.Context, delayed *delayedOps, ps []*replica.Partition, required []int64, timeout time.Duration) *delayedProduce {
 	now := delayed.Now()
-	op := newDelayedProduce(1, now.Add(timeout))
-	op.set(0, p, requiredOffset)
+	op := newDelayedProduce(len(ps), now.Add(timeout))
+	for i, p := range ps {
+		op.set(i, p, required[i])
+	}
 	d := delayed.TryCompleteElseWatch(op, op.parts, now, op.verdict.Deadline)
 	select {
 	case <-d.Done():
 	case <-ctx.Done():
 		d.ForceComplete()
 	}
-	return op.err(0)
+	return op
 }

@@ -58,14 +58,13 @@ func (l txnLog) Append(ctx context.Context, partition int32, records []txn.KV) e
 	// acks=-1 with the topic's min.insync.replicas, as Kafka's
 	// TransactionStateManager.appendTransactionToLog: a state change is
 	// acted on only once a new leader would find it.
-	_, err := l.b.coordinatorAppend(ctx, p, logstore.BatchOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs, -1, txnAppendTimeout)
+	_, err := l.b.coordinatorAppend(ctx, p, logstore.BatchOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs, -1, defaultRequestTimeout)
 	return err
 }
 
-// txnAppendTimeout bounds the wait for the ISR to acknowledge a
-// coordinator write, as Kafka's transaction state log appends use
-// request.timeout.ms.
-const txnAppendTimeout = 30 * time.Second
+// defaultRequestTimeout is request.timeout.ms's default: how long a transaction
+// state write or a marker waits for the ISR, as in Kafka.
+const defaultRequestTimeout = 30 * time.Second
 
 func (l txnLog) Replay(partition int32, fn func(key, value []byte) error) error {
 	p := l.b.leaderReplica(txnTopic, partition)
