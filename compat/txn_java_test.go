@@ -18,15 +18,9 @@ const (
 	txnPerPartition = 5
 )
 
-// javaTxn runs compat/java/TxnClient and fails the test on a non-zero exit.
 func javaTxn(t *testing.T, args ...string) string {
 	t.Helper()
-	ctx := testCtx(t, 90*time.Second)
-	out, errOut, err := harness.RunJava(t, ctx, "TxnClient", args...)
-	if err != nil {
-		t.Fatalf("TxnClient %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, tail(out, 4000), tail(errOut, 4000))
-	}
-	return out
+	return harness.TxnClient(t, 90*time.Second, args...)
 }
 
 // javaConsume reads topic's partitions to their end at isolation

@@ -20,12 +20,7 @@ const (
 
 func javaTxn(t *testing.T, args ...string) string {
 	t.Helper()
-	ctx := testCtx(t, 90*time.Second)
-	out, errOut, err := harness.RunJava(t, ctx, "TxnClient", args...)
-	if err != nil {
-		t.Fatalf("TxnClient %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
-	}
-	return out
+	return harness.TxnClient(t, 90*time.Second, args...)
 }
 
 // TestJavaTxnReplicated: on three brokers, with the topic's 6 partitions and

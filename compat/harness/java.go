@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,4 +86,24 @@ func RunJava(t testing.TB, ctx context.Context, class string, args ...string) (s
 	return run(t, ctx, nil, java, append([]string{"-Xmx256m", "-cp", cp,
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.logFile=System.err",
 		class}, args...)...)
+}
+
+// TxnClient runs compat/java/TxnClient with args, bounded by timeout, and
+// fails the test on a non-zero exit, with the ends of its output.
+func TxnClient(t testing.TB, timeout time.Duration, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, errOut, err := RunJava(t, ctx, "TxnClient", args...)
+	if err != nil {
+		t.Fatalf("TxnClient %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, lastBytes(out, 4000), lastBytes(errOut, 4000))
+	}
+	return out
+}
+
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
 }
