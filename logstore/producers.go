@@ -285,11 +285,7 @@ func (l *FileLog) rebuildTxnIndexesLocked() error {
 		if off > first.baseOffset {
 			continue
 		}
-		data, err := os.ReadFile(segmentName(l.dir, off, snapshotSuffix))
-		var entries []producerstate.Producer
-		if err == nil {
-			entries, err = producerstate.DecodeSnapshot(data)
-		}
+		entries, err := l.readSnapshot(off)
 		if err != nil {
 			continue // an older one; the table's own load deals with this one
 		}
@@ -322,11 +318,7 @@ func (l *FileLog) reloadProducersLocked(offset int64) error {
 			l.snapshots = l.snapshots[:len(l.snapshots)-1]
 			continue
 		}
-		data, err := os.ReadFile(segmentName(l.dir, off, snapshotSuffix))
-		var entries []producerstate.Producer
-		if err == nil {
-			entries, err = producerstate.DecodeSnapshot(data)
-		}
+		entries, err := l.readSnapshot(off)
 		if err != nil {
 			if !errors.Is(err, producerstate.ErrCorruptSnapshot) && !errors.Is(err, fs.ErrNotExist) {
 				return err
@@ -446,4 +438,13 @@ func (l *FileLog) truncateFullyProducersLocked() error {
 func (t *producerTable) hasOngoingTransaction(producerID int64) bool {
 	p := t.state.Producer(producerID)
 	return p != nil && p.CurrentTxnFirstOffset != producerstate.NoOffset
+}
+
+// readSnapshot reads and decodes the snapshot file at off.
+func (l *FileLog) readSnapshot(off int64) ([]producerstate.Producer, error) {
+	data, err := os.ReadFile(segmentName(l.dir, off, snapshotSuffix))
+	if err != nil {
+		return nil, err
+	}
+	return producerstate.DecodeSnapshot(data)
 }

@@ -106,17 +106,26 @@ func (c *Coordinator) nowMs() int64 { return c.clock.Now().UnixMilli() }
 // unknown) and the coordinator epoch of its partition, or the error code a
 // request for id gets.
 func (c *Coordinator) lookup(id string) (*txnMetadata, int32, int16) {
-	p := c.PartitionFor(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ps := c.partitions[p]
-	switch {
-	case c.closed || ps == nil:
-		return nil, 0, errNotCoordinator
-	case ps.loading:
-		return nil, 0, errLoadInProgress
+	ps, code := c.servingLocked(id)
+	if code != errNone {
+		return nil, 0, code
 	}
 	return ps.txns[id], ps.epoch, errNone
+}
+
+// servingLocked is the loaded partition of id, or why requests for id are
+// not served here. The caller holds mu.
+func (c *Coordinator) servingLocked(id string) (*partitionState, int16) {
+	ps := c.partitions[c.PartitionFor(id)]
+	switch {
+	case c.closed || ps == nil:
+		return nil, errNotCoordinator
+	case ps.loading:
+		return nil, errLoadInProgress
+	}
+	return ps, errNone
 }
 
 // lookupNamed is lookup for a request that names id: an empty id is
@@ -135,15 +144,11 @@ func (c *Coordinator) lookupNamed(id string, missing int16) (*txnMetadata, int32
 // putIfAbsent adds m unless its id is already there, and returns the one
 // in the cache.
 func (c *Coordinator) putIfAbsent(m *txnMetadata) (*txnMetadata, int32, int16) {
-	p := c.PartitionFor(m.id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ps := c.partitions[p]
-	switch {
-	case c.closed || ps == nil:
-		return nil, 0, errNotCoordinator
-	case ps.loading:
-		return nil, 0, errLoadInProgress
+	ps, code := c.servingLocked(m.id)
+	if code != errNone {
+		return nil, 0, code
 	}
 	if cur := ps.txns[m.id]; cur != nil {
 		return cur, ps.epoch, errNone
