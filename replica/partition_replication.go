@@ -60,9 +60,16 @@ func (p *Partition) ReadForFollower(replicaID int32, fetchOffset, followerLogSta
 	return rr, p.readInfo(), nil, nil
 }
 
-// Offsets is what a fetch answers for a partition it reads nothing of
-// (its byte budget spent): the ReadInfo offsets, no aborted transactions.
-func (p *Partition) Offsets() ReadInfo { return p.readInfo() }
+// Offsets is what a fetch at isolation answers for a partition it reads
+// nothing of (its byte budget spent): the ReadInfo offsets, and for
+// read_committed an empty aborted-transaction list, as ReadIsolated gives.
+func (p *Partition) Offsets(isolation FetchIsolation) ReadInfo {
+	info := p.readInfo()
+	if isolation == FetchTxnCommitted {
+		info.AbortedTransactions = []logstore.AbortedTxn{}
+	}
+	return info
+}
 
 // readInfo reads the offsets a fetch answers with; the last stable offset
 // goes to every fetch, followers' included, as Kafka sends it.

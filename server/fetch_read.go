@@ -72,10 +72,7 @@ func (f *fetchPlan) read(updateFetchState bool) int {
 		}
 		limit := min(int(fp.partitionMaxBytes), remaining)
 		if limit <= 0 && !minOne {
-			fp.info = fp.p.Offsets()
-			if f.isolation == replica.FetchTxnCommitted {
-				fp.info.AbortedTransactions = []logstore.AbortedTxn{}
-			}
+			fp.info = fp.p.Offsets(f.isolation)
 			continue
 		}
 		var (
