@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/replica"
 )
 
 // verifiedPartition is the outcome of a partition's KIP-890 check: the
@@ -24,6 +25,7 @@ type verifiedPartition struct {
 func (b *Broker) verifyProduce(ctx context.Context, r *kmsg.ProduceRequest, version int16) map[TopicPartition]verifiedPartition {
 	type pending struct {
 		tp    TopicPartition
+		p     *replica.Partition
 		guard uint64
 	}
 	var (
@@ -54,7 +56,7 @@ func (b *Broker) verifyProduce(ctx context.Context, r *kmsg.ProduceRequest, vers
 			if err != nil || !v.Needed {
 				continue
 			}
-			todo = append(todo, pending{TopicPartition{rt.Topic, rp.Partition}, v.Guard})
+			todo = append(todo, pending{TopicPartition{rt.Topic, rp.Partition}, p, v.Guard})
 		}
 	}
 	if len(todo) == 0 {
@@ -68,9 +70,7 @@ func (b *Broker) verifyProduce(ctx context.Context, r *kmsg.ProduceRequest, vers
 	out := make(map[TopicPartition]verifiedPartition, len(todo))
 	for _, pd := range todo {
 		if err := errs[pd.tp]; err != nil {
-			if p := b.replicas.Get(pd.tp.Topic, pd.tp.Partition); p != nil {
-				p.AbandonTxnVerification(producerID, pd.guard)
-			}
+			pd.p.AbandonTxnVerification(producerID, pd.guard)
 			out[pd.tp] = verifiedPartition{err: produceVerificationError(err)}
 			continue
 		}
