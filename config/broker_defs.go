@@ -26,6 +26,8 @@ const (
 	tLong   = kmsg.ConfigTypeLong
 	tDouble = kmsg.ConfigTypeDouble
 	tList   = kmsg.ConfigTypeList
+	// tPassword values are sensitive: DescribeConfigs never shows them.
+	tPassword = kmsg.ConfigTypePassword
 
 	maxLong = "9223372036854775807"
 	maxInt  = "2147483647"
@@ -41,7 +43,7 @@ var brokerDefs = []brokerDef{
 	{"advertised.listeners", "", tString, true, check(tString, nil)},
 	{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", tString, false, check(tString, nil)},
 	{"inter.broker.listener.name", "", tString, true, check(tString, nil)},
-	{"security.inter.broker.protocol", "PLAINTEXT", tString, false, check(tString, oneOf("PLAINTEXT"))},
+	{"security.inter.broker.protocol", "PLAINTEXT", tString, false, check(tString, oneOf(Plaintext, SSL, SASLPlaintext, SASLSSL))},
 	{"log.dirs", "", tString, true, check(tString, nil)},
 	{"log.dir", "/tmp/kafka-logs", tString, false, check(tString, nil)},
 	{"num.partitions", "1", tInt, false, i32(func(c *Config) *int32 { return &c.NumPartitions }, atLeast(1))},
@@ -149,6 +151,39 @@ var brokerDefs = []brokerDef{
 	{"num.recovery.threads.per.data.dir", "1", tInt, false, check(tInt, atLeast(1))},
 	{"socket.send.buffer.bytes", "102400", tInt, false, check(tInt, nil)},
 	{"socket.receive.buffer.bytes", "102400", tInt, false, check(tInt, nil)},
+
+	// Security (Kafka's SslConfigs, BrokerSecurityConfigs and the
+	// authorizer's own keys). Every ssl.* and sasl.* key may also be given
+	// per listener as listener.name.<listener>.<key>.
+	{"ssl.protocol", "TLSv1.3", tString, false, check(tString, nil)},
+	{"ssl.provider", "", tString, true, check(tString, nil)},
+	{"ssl.cipher.suites", "", tList, true, check(tList, nil)},
+	{"ssl.enabled.protocols", "TLSv1.2,TLSv1.3", tList, false, check(tList, nil)},
+	{"ssl.keystore.type", "JKS", tString, false, check(tString, nil)},
+	{"ssl.keystore.location", "", tString, true, check(tString, nil)},
+	{"ssl.keystore.password", "", tPassword, true, check(tString, nil)},
+	{"ssl.key.password", "", tPassword, true, check(tString, nil)},
+	{"ssl.keystore.key", "", tPassword, true, check(tString, nil)},
+	{"ssl.keystore.certificate.chain", "", tPassword, true, check(tString, nil)},
+	{"ssl.truststore.type", "JKS", tString, false, check(tString, nil)},
+	{"ssl.truststore.location", "", tString, true, check(tString, nil)},
+	{"ssl.truststore.password", "", tPassword, true, check(tString, nil)},
+	{"ssl.truststore.certificates", "", tPassword, true, check(tString, nil)},
+	{"ssl.keymanager.algorithm", "SunX509", tString, false, check(tString, nil)},
+	{"ssl.trustmanager.algorithm", "PKIX", tString, false, check(tString, nil)},
+	{"ssl.endpoint.identification.algorithm", "https", tString, false, check(tString, nil)},
+	{"ssl.secure.random.implementation", "", tString, true, check(tString, nil)},
+	{"ssl.client.auth", "none", tString, false, check(tString, oneOf("required", "requested", "none"))},
+	{"ssl.principal.mapping.rules", "DEFAULT", tString, false, check(tString, nil)},
+	{"sasl.enabled.mechanisms", "GSSAPI", tList, false, check(tList, nil)},
+	{"sasl.mechanism.inter.broker.protocol", "GSSAPI", tString, false, check(tString, nil)},
+	{"sasl.server.max.receive.size", "524288", tInt, false, check(tInt, atLeast(1))},
+	{"sasl.kerberos.service.name", "", tString, true, check(tString, nil)},
+	{"connections.max.reauth.ms", "0", tLong, false, check(tLong, atLeast(0))},
+	{"principal.builder.class", "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder", tString, false, check(tString, oneOf("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"))},
+	{"authorizer.class.name", "", tString, false, str(func(c *Config) *string { return &c.AuthorizerClassName }, nil)},
+	{"super.users", "", tString, true, check(tString, nil)},
+	{"allow.everyone.if.no.acl.found", "false", tBool, false, boolean(func(c *Config) *bool { return &c.AllowEveryoneIfNoACLFound })},
 
 	{"metrics.listener", "", tString, true, str(func(c *Config) *string { return &c.MetricsListener }, nil)},
 	{"pprof.enable", "false", tBool, false, boolean(func(c *Config) *bool { return &c.PprofEnable })},

@@ -23,12 +23,11 @@ type Config struct {
 	// containers and tests). Port 0 means "the port that was bound".
 	AdvertisedListeners []Listener
 	// ListenerSecurityProtocolMap maps listener names to security protocols.
-	// Only PLAINTEXT is supported, and Load refuses any listener mapped to
-	// anything else.
+	// PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL.
 	ListenerSecurityProtocolMap map[string]string
 	// InterBrokerListenerName names the listener brokers use among
 	// themselves; Kafka's default is the listener named after
-	// security.inter.broker.protocol (PLAINTEXT).
+	// security.inter.broker.protocol.
 	InterBrokerListenerName string
 
 	LogDirs                  []string
@@ -122,6 +121,12 @@ type Config struct {
 	ReplicaHighWatermarkCheckpointInterval time.Duration
 	NumReplicaFetchers                     int32
 
+	// AuthorizerClassName is authorizer.class.name; empty lets every
+	// request through, as Kafka without an authorizer does.
+	AuthorizerClassName string
+	// AllowEveryoneIfNoACLFound is allow.everyone.if.no.acl.found.
+	AllowEveryoneIfNoACLFound bool
+
 	// MetricsListener is host:port serving Prometheus /metrics; empty = off.
 	MetricsListener string
 	// PprofEnable adds net/http/pprof under /debug/pprof on MetricsListener.
@@ -131,6 +136,9 @@ type Config struct {
 	// unset nullable key); set marks the keys the file or an override gave.
 	values map[string]string
 	set    map[string]bool
+	// listenerOverrides holds listener.name.<l>.<key> values by upper-case
+	// listener name, then key.
+	listenerOverrides map[string]map[string]string
 }
 
 // Listener is one NAME://host:port entry of listeners or advertised.listeners.
@@ -175,6 +183,9 @@ func FromMap(raw map[string]string) (*Config, []string, error) {
 	var warnings []string
 	for _, k := range sortedKeys(raw) {
 		if _, ok := brokerDefIndex[k]; !ok {
+			if c.acceptListenerOverride(k, raw[k]) {
+				continue
+			}
 			warnings = append(warnings, fmt.Sprintf("unknown configuration %q (value %q) is ignored", k, raw[k]))
 			continue
 		}

@@ -189,9 +189,9 @@ func TestBadValueNamesKey(t *testing.T) {
 }
 
 func TestSecurityProtocols(t *testing.T) {
-	_, _, err := Load(writeProps(t, "listeners=SSL://:9093\n"), nil)
-	if err == nil || !strings.Contains(err.Error(), "listener.security.protocol.map") || !strings.Contains(err.Error(), "SSL") {
-		t.Fatalf("SSL listener: %v", err)
+	_, _, err := Load(writeProps(t, "listeners=X://:9093\nlistener.security.protocol.map=X:KERBEROS\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "listener.security.protocol.map") || !strings.Contains(err.Error(), "KERBEROS") {
+		t.Fatalf("unknown protocol: %v", err)
 	}
 	_, _, err = Load(writeProps(t, "listeners=INTERNAL://:9093\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), "listener.security.protocol.map") {
@@ -204,6 +204,58 @@ func TestSecurityProtocols(t *testing.T) {
 	c, _ = mustLoad(t, "listeners=B://:9093,A://:9092\nlistener.security.protocol.map=A:PLAINTEXT,B:PLAINTEXT\n")
 	if c.InterBrokerListenerName != "B" {
 		t.Fatalf("default inter broker listener = %q, want the first", c.InterBrokerListenerName)
+	}
+}
+
+func TestListenerSecurity(t *testing.T) {
+	c, warnings := mustLoad(t, strings.Join([]string{
+		"listeners=PLAINTEXT://:9092,SASL_SSL://:9093,SSL://:9094",
+		"ssl.keystore.location=/k/default.p12",
+		"ssl.keystore.password=secret",
+		"listener.name.ssl.ssl.client.auth=required",
+		"listener.name.sasl_ssl.ssl.keystore.location=/k/sasl.p12",
+		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256",
+		"listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_a=\"b\";",
+		"listener.name.sasl_ssl.connections.max.reauth.ms=60000",
+		"security.inter.broker.protocol=SASL_SSL",
+		"sasl.mechanism.inter.broker.protocol=PLAIN",
+		"listener.name.ssl.not.a.key=1",
+	}, "\n")+"\n")
+	if c.InterBrokerListenerName != "SASL_SSL" {
+		t.Errorf("inter-broker listener %q, want SASL_SSL", c.InterBrokerListenerName)
+	}
+	s := c.ListenerSecurity("SASL_SSL")
+	if s.Protocol != SASLSSL || s.SSL["ssl.keystore.location"] != "/k/sasl.p12" || s.SSL["ssl.keystore.password"] != "secret" || s.SSL["ssl.client.auth"] != "none" {
+		t.Errorf("SASL_SSL security: %+v", s)
+	}
+	if len(s.SASLMechanisms) != 2 || s.JAAS["PLAIN"] == "" || s.JAAS["SCRAM-SHA-256"] != "" || s.ReauthMax != time.Minute || s.SASLMaxReceiveSize != 524288 {
+		t.Errorf("SASL_SSL sasl: %+v", s)
+	}
+	if ssl := c.ListenerSecurity("SSL"); ssl.SSL["ssl.client.auth"] != "required" || ssl.SSL["ssl.keystore.location"] != "/k/default.p12" || ssl.ReauthMax != 0 {
+		t.Errorf("SSL security: %+v", ssl)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "listener.name.ssl.not.a.key") {
+		t.Errorf("warnings %q, want one for the unknown per-listener key", warnings)
+	}
+	for _, e := range c.BrokerConfigEntries() {
+		if e.Name == "ssl.keystore.password" && !e.Sensitive {
+			t.Errorf("ssl.keystore.password not sensitive")
+		}
+	}
+
+	for _, bad := range []struct{ props, key string }{
+		{"listeners=SASL_PLAINTEXT://:9092\n", "sasl.enabled.mechanisms"},
+		{"listeners=SASL_PLAINTEXT://:9092\nsasl.enabled.mechanisms=PLAIN\n", "sasl.mechanism.inter.broker.protocol"},
+		{"listeners=PLAINTEXT://:9092\nauthorizer.class.name=com.example.Mine\n", "authorizer.class.name"},
+		{"listeners=A://:9092\nlistener.security.protocol.map=A:PLAINTEXT\ninter.broker.listener.name=A\nsecurity.inter.broker.protocol=PLAINTEXT\n", "security.inter.broker.protocol"},
+	} {
+		if _, _, err := Load(writeProps(t, bad.props), nil); err == nil || !strings.Contains(err.Error(), bad.key) {
+			t.Errorf("%q: error %v, want one naming %s", bad.props, err, bad.key)
+		}
+	}
+	c, _ = mustLoad(t, "listeners=SASL_PLAINTEXT://:9092\nsasl.enabled.mechanisms=SCRAM-SHA-512\nsasl.mechanism.inter.broker.protocol=SCRAM-SHA-512\nsuper.users=User:admin; User:CN=broker,O=kb\nauthorizer.class.name=kafka.security.authorizer.AclAuthorizer\n")
+	if got := c.SuperUsers(); len(got) != 2 || got[1] != "User:CN=broker,O=kb" || !c.AuthorizerEnabled() || c.SASLMechanismInterBroker() != "SCRAM-SHA-512" {
+		t.Errorf("super users %q, authorizer %v, mechanism %s", got, c.AuthorizerEnabled(), c.SASLMechanismInterBroker())
 	}
 }
 

@@ -43,6 +43,9 @@ func (c *Config) derive() error {
 	if c.ReplicaFetchWaitMax > c.ReplicaLagTimeMax {
 		return &ValueError{Key: "replica.fetch.wait.max.ms", Value: c.values["replica.fetch.wait.max.ms"], Reason: "must be no more than replica.lag.time.max.ms"}
 	}
+	if err := c.deriveSecurity(); err != nil {
+		return err
+	}
 	if err := c.deriveRequestLimits(); err != nil {
 		return err
 	}
@@ -90,8 +93,10 @@ func (c *Config) deriveListeners() error {
 		if !ok {
 			return &ValueError{Key: "listener.security.protocol.map", Value: c.values["listener.security.protocol.map"], Reason: fmt.Sprintf("no security protocol defined for listener %s", l.Name)}
 		}
-		if proto != "PLAINTEXT" {
-			return &ValueError{Key: "listener.security.protocol.map", Value: c.values["listener.security.protocol.map"], Reason: fmt.Sprintf("listener %s uses %s; only PLAINTEXT is supported", l.Name, proto)}
+		switch proto {
+		case Plaintext, SSL, SASLPlaintext, SASLSSL:
+		default:
+			return &ValueError{Key: "listener.security.protocol.map", Value: c.values["listener.security.protocol.map"], Reason: fmt.Sprintf("listener %s uses unknown security protocol %s", l.Name, proto)}
 		}
 	}
 	if adv := c.values["advertised.listeners"]; adv != "" {
@@ -111,14 +116,26 @@ func (c *Config) deriveListeners() error {
 	}
 	c.InterBrokerListenerName = strings.ToUpper(c.values["inter.broker.listener.name"])
 	if c.InterBrokerListenerName == "" {
-		// Kafka names it after security.inter.broker.protocol; with only
-		// PLAINTEXT supported, fall back to the first listener when none is
-		// called PLAINTEXT rather than refuse to start.
+		// Kafka names it after security.inter.broker.protocol and refuses
+		// to start when no listener has that name; kbroker falls back to
+		// the first listener speaking that protocol, then to the first
+		// listener (docs/beyond-kafka.md).
+		want := strings.ToUpper(c.values["security.inter.broker.protocol"])
 		c.InterBrokerListenerName = c.Listeners[0].Name
-		if c.hasListener("PLAINTEXT") {
-			c.InterBrokerListenerName = "PLAINTEXT"
+		if c.hasListener(want) {
+			c.InterBrokerListenerName = want
+		} else {
+			for _, l := range c.Listeners {
+				if c.ListenerSecurityProtocolMap[l.Name] == want {
+					c.InterBrokerListenerName = l.Name
+					break
+				}
+			}
 		}
 		return nil
+	}
+	if c.IsSet("security.inter.broker.protocol") {
+		return &ValueError{Key: "security.inter.broker.protocol", Value: c.values["security.inter.broker.protocol"], Reason: "only one of inter.broker.listener.name and security.inter.broker.protocol should be set"}
 	}
 	if _, ok := c.AdvertisedListener(c.InterBrokerListenerName); !ok {
 		return &ValueError{Key: "inter.broker.listener.name", Value: c.InterBrokerListenerName, Reason: "must be a listener name defined in advertised.listeners"}

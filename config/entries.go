@@ -32,7 +32,7 @@ func (c *Config) BrokerConfigEntries() []BrokerConfigEntry {
 		if c.set[name] {
 			source = kmsg.ConfigSourceStaticBrokerConfig
 		}
-		out = append(out, BrokerConfigEntry{Name: name, Value: v, Source: source, ReadOnly: true, Type: d.typ})
+		out = append(out, BrokerConfigEntry{Name: name, Value: v, Source: source, ReadOnly: true, Type: d.typ, Sensitive: d.typ == tPassword})
 	}
 	return out
 }
