@@ -3,7 +3,6 @@ package protocol
 import (
 	"context"
 	"io"
-	"net"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -34,14 +33,6 @@ type Request struct {
 	held int64
 }
 
-// ConnInfo identifies the connection a request arrived on.
-type ConnInfo struct {
-	ID         uint64
-	Listener   string
-	LocalAddr  net.Addr
-	RemoteAddr net.Addr
-}
-
 // Frame is a response body that is not held in memory as a whole: Fetch
 // responses whose record data stays in segment files until WriteTo hands it
 // to the kernel.
@@ -69,6 +60,13 @@ type Response struct {
 	// Close closes the connection after earlier responses were written
 	// (a request Kafka would refuse by disconnecting).
 	Close bool
+	// CloseAfter closes the connection once this response was written:
+	// Kafka answers a failed SASL exchange, then disconnects.
+	CloseAfter bool
+
+	// raw is a SASL token answered without a response header (the
+	// exchange after a version 0 SaslHandshake).
+	raw []byte
 }
 
 // Handler serves requests. Handle runs on the connection's read loop, in

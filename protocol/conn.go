@@ -3,6 +3,7 @@ package protocol
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -32,6 +33,9 @@ type conn struct {
 	nc   net.Conn
 	info *ConnInfo
 	log  *slog.Logger
+	// lc is the listener's security; sasl is nil unless it uses SASL.
+	lc   *ListenerConfig
+	sasl *saslState
 
 	// ctx is cancelled to tear the connection down; an AfterFunc closes the
 	// socket then, which unblocks both loops.
@@ -74,9 +78,14 @@ type conn struct {
 	writeSince  atomic.Int64
 }
 
-func newConn(s *Server, parent context.Context, nc net.Conn, info *ConnInfo) *conn {
+func newConn(s *Server, parent context.Context, nc net.Conn, info *ConnInfo, lc *ListenerConfig) *conn {
 	ctx, cancel := context.WithCancel(parent)
+	if lc.TLS != nil {
+		// The handshake itself runs in serve, on the connection's goroutine.
+		nc = tls.Server(nc, lc.TLS)
+	}
 	c := &conn{
+		lc:     lc,
 		srv:    s,
 		nc:     nc,
 		info:   info,
@@ -88,6 +97,9 @@ func newConn(s *Server, parent context.Context, nc net.Conn, info *ConnInfo) *co
 		slots:  make(chan struct{}, s.cfg.MaxInFlightPerConn),
 		queue:  make(chan *inflight, s.cfg.MaxInFlightPerConn),
 	}
+	if lc.SASL != nil {
+		c.sasl = &saslState{lc: lc}
+	}
 	c.touch()
 	return c
 }
@@ -97,6 +109,12 @@ func (c *conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
 func (c *conn) serve() {
 	stop := context.AfterFunc(c.ctx, func() { c.nc.Close() })
 	defer stop()
+	if tc, ok := c.nc.(*tls.Conn); ok && !c.tlsHandshake(tc) {
+		c.cancel()
+		c.nc.Close()
+		c.connClosed()
+		return
+	}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -137,7 +155,8 @@ func (c *conn) readLoop() {
 		case <-c.ctx.Done():
 			return
 		}
-		frame, pf, held, err := c.readFrame()
+		raw := c.rawTokenStage()
+		frame, pf, held, err := c.readFrame(raw)
 		if errors.Is(err, errCleanEOF) {
 			c.enqueue(&inflight{drain: true})
 			return
@@ -146,29 +165,40 @@ func (c *conn) readLoop() {
 			c.closeOnReadError(err)
 			return
 		}
-		req, err := decodeRequest(frame, c.srv.handler.Versions)
-		if err != nil {
-			c.log.Warn("closing connection: bad request", "reason", err, "size", len(frame))
-			c.cancel()
-			return
-		}
-		req.Conn = c.info
-		req.frame = pf
-		req.held = held
-		c.srv.metrics.request(req.Key)
-		if !c.takeRequestSlot() {
-			return
-		}
-		resp, ok := c.handle(req)
-		<-c.srv.requestSlots
-		if !ok {
-			c.cancel()
-			return
+		var req *Request
+		var resp Response
+		if raw {
+			req = &Request{Conn: c.info, frame: pf, held: held, Size: len(frame)}
+			if resp, err = c.saslRawToken(frame, time.Now()); err != nil {
+				c.saslFailed(err)
+				c.cancel()
+				return
+			}
+		} else {
+			req, err = decodeRequest(frame, c.srv.handler.Versions)
+			if err != nil {
+				c.log.Warn("closing connection: bad request", "reason", err, "size", len(frame))
+				c.cancel()
+				return
+			}
+			req.Conn = c.info
+			req.frame = pf
+			req.held = held
+			c.srv.metrics.request(req.Key)
+			var ok bool
+			if resp, ok = c.serveRequest(req); !ok {
+				c.cancel()
+				return
+			}
 		}
 		if resp.Wait == nil && !resp.Close && c.queued.Load() == 0 {
 			if err := c.answer(req, resp); err != nil {
 				c.log.Warn("closing connection: writing response failed", "api_key", req.Key,
 					"correlation_id", req.CorrelationID, "err", err)
+				c.cancel()
+				return
+			}
+			if resp.CloseAfter {
 				c.cancel()
 				return
 			}
@@ -181,10 +211,34 @@ func (c *conn) readLoop() {
 			c.waits.Add(1)
 			go c.runWait(e)
 		}
-		if !c.enqueue(e) || resp.Close {
+		if !c.enqueue(e) || resp.Close || resp.CloseAfter {
 			return
 		}
 	}
+}
+
+// serveRequest answers req: the SASL exchange first where the listener
+// has one, then the handler. false closes the connection.
+func (c *conn) serveRequest(req *Request) (Response, bool) {
+	if c.sasl != nil {
+		resp, handled, err := c.interceptSASL(req, time.Now())
+		if err != nil {
+			if !c.sasl.authenticated() {
+				c.counters.authFailed(c.sasl.reauth)
+			}
+			c.log.Warn("closing connection", "reason", err, "api_key", req.Key, "correlation_id", req.CorrelationID)
+			return Response{}, false
+		}
+		if handled {
+			return resp, true
+		}
+	}
+	if !c.takeRequestSlot() {
+		return Response{}, false
+	}
+	resp, ok := c.handle(req)
+	<-c.srv.requestSlots
+	return resp, ok
 }
 
 // answer writes a ready response from the read loop, when no earlier
@@ -202,7 +256,7 @@ func (c *conn) answer(req *Request, resp Response) error {
 			return err
 		}
 	}
-	if !c.nextFrameBuffered() {
+	if resp.CloseAfter || !c.nextFrameBuffered() {
 		if err := c.flushLocked(); err != nil {
 			return err
 		}
@@ -263,6 +317,10 @@ func (c *conn) closeOnReadError(err error) {
 		c.log.Info("closing idle connection", "idle_timeout", c.srv.cfg.IdleTimeout)
 	case errors.As(err, &ne) && ne.Timeout():
 		c.log.Warn("closing connection: request not completed in time", "err", err)
+	case errors.As(err, new(frameSizeError)) && c.sasl != nil && !c.sasl.authenticated():
+		c.counters.authFailed(c.sasl.reauth)
+		c.log.Warn("closing connection: request size out of range before authentication", "size", int32(err.(frameSizeError)),
+			"sasl.server.max.receive.size", c.maxFrame())
 	case errors.As(err, new(frameSizeError)):
 		c.log.Warn("closing connection: request size out of range", "size", int32(err.(frameSizeError)),
 			"min", fixedHeaderLen, "socket.request.max.bytes", c.srv.cfg.MaxRequestSize)
@@ -319,7 +377,9 @@ var (
 // for an unpooled size). kmsg decoding keeps byte fields (Produce records)
 // as sub-slices of the frame, so it is only reused when the handler
 // recycles the request's API (FrameRecycler), after its response left.
-func (c *conn) readFrame() (frame []byte, pf *pooledFrame, held int64, err error) {
+//
+// raw reads a bare SASL token, which has no request header.
+func (c *conn) readFrame(raw bool) (frame []byte, pf *pooledFrame, held int64, err error) {
 	idle := c.srv.cfg.IdleTimeout
 	for {
 		deadline := time.Unix(0, c.lastActive.Load()).Add(idle)
@@ -350,7 +410,11 @@ func (c *conn) readFrame() (frame []byte, pf *pooledFrame, held int64, err error
 		return nil, nil, 0, err
 	}
 	size := int32(uint32(sizeBuf[0])<<24 | uint32(sizeBuf[1])<<16 | uint32(sizeBuf[2])<<8 | uint32(sizeBuf[3]))
-	if size < fixedHeaderLen || int64(size) > int64(c.srv.cfg.MaxRequestSize) {
+	minSize := int32(fixedHeaderLen)
+	if raw {
+		minSize = 0
+	}
+	if size < minSize || int64(size) > int64(c.maxFrame()) {
 		return nil, nil, 0, frameSizeError(size)
 	}
 	// A frame may take a while to arrive, but not longer than a whole idle
@@ -359,7 +423,7 @@ func (c *conn) readFrame() (frame []byte, pf *pooledFrame, held int64, err error
 		return nil, nil, 0, err
 	}
 	pooled := false
-	if c.srv.recycles != nil {
+	if c.srv.recycles != nil && !raw {
 		// The api key opens the header; a frame shorter than that is
 		// reported as truncated below.
 		if key, err := c.br.Peek(2); err == nil && c.srv.recycles(int16(binary.BigEndian.Uint16(key))) {

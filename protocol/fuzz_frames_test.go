@@ -26,7 +26,7 @@ func FuzzReadFrames(f *testing.F) {
 			newFakeHandler(), slog.New(slog.DiscardHandler))
 		defer s.Close()
 		server, client := net.Pipe()
-		c := newConn(s, context.Background(), server, &ConnInfo{ID: 1, Listener: "PLAINTEXT", LocalAddr: server.LocalAddr(), RemoteAddr: server.RemoteAddr()})
+		c := newConn(s, context.Background(), server, &ConnInfo{ID: 1, Listener: "PLAINTEXT", LocalAddr: server.LocalAddr(), RemoteAddr: server.RemoteAddr()}, &ListenerConfig{Name: "PLAINTEXT"})
 		done := make(chan struct{})
 		go func() {
 			defer close(done)

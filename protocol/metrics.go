@@ -25,6 +25,12 @@ type metrics struct {
 	connCreation *prometheus.CounterVec
 	connClose    *prometheus.CounterVec
 	connRejected *prometheus.CounterVec
+	// Authentications per listener, as Kafka's selector metrics count
+	// them: successful- and failed-authentication-total,
+	// successful- and failed-reauthentication-total, and
+	// successful-authentication-no-reauth-total (a client that cannot
+	// re-authenticate, KIP-368).
+	authOK, authFailed, reauthOK, reauthFailed, authNoReauth *prometheus.CounterVec
 	// byKey caches requests' child per api key: WithLabelValues hashes the
 	// label and takes the vector's lock, once per request otherwise, on
 	// every connection at once.
@@ -67,6 +73,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "New connections closed at once because a limit was reached: max.connections, max.connections.per.ip, file descriptors.",
 		}, []string{"listener", "limit"}),
 	}
+	authCounter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kafka_server_socket_server_metrics_" + name, Help: help}, []string{"listener"})
+	}
+	m.authOK = authCounter("successful_authentication_total", "Connections that authenticated (TLS handshake on SSL listeners, SASL on SASL ones).")
+	m.authFailed = authCounter("failed_authentication_total", "Connections that failed to authenticate and were closed.")
+	m.reauthOK = authCounter("successful_reauthentication_total", "SASL re-authentications that succeeded (KIP-368).")
+	m.reauthFailed = authCounter("failed_reauthentication_total", "SASL re-authentications that failed.")
+	m.authNoReauth = authCounter("successful_authentication_no_reauth_total", "Authentications by clients that cannot re-authenticate while connections.max.reauth.ms is set.")
 	m.reg = reg
 	connCount := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kafka_server_socket_server_metrics_connection_count",
@@ -82,7 +96,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}
 	}
 	m.connCount = connCount
-	for _, c := range []**prometheus.CounterVec{&m.requests, &m.bytesIn, &m.bytesOut, &m.connCreation, &m.connClose, &m.connRejected} {
+	for _, c := range []**prometheus.CounterVec{&m.requests, &m.bytesIn, &m.bytesOut, &m.connCreation, &m.connClose, &m.connRejected,
+		&m.authOK, &m.authFailed, &m.reauthOK, &m.reauthFailed, &m.authNoReauth} {
 		if err := reg.Register(*c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {
@@ -206,5 +221,28 @@ func (c connCounters) addIn(n int) {
 func (c connCounters) addOut(n int) {
 	if c.out != nil {
 		c.out.Add(float64(n))
+	}
+}
+
+func (c connCounters) authSucceeded(reauth, noReauth bool) {
+	switch {
+	case c.m == nil:
+	case reauth:
+		c.m.reauthOK.WithLabelValues(c.listener).Inc()
+	default:
+		c.m.authOK.WithLabelValues(c.listener).Inc()
+		if noReauth {
+			c.m.authNoReauth.WithLabelValues(c.listener).Inc()
+		}
+	}
+}
+
+func (c connCounters) authFailed(reauth bool) {
+	switch {
+	case c.m == nil:
+	case reauth:
+		c.m.reauthFailed.WithLabelValues(c.listener).Inc()
+	default:
+		c.m.authFailed.WithLabelValues(c.listener).Inc()
 	}
 }

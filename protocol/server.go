@@ -96,6 +96,12 @@ func NewServer(cfg ServerConfig, h Handler, logger *slog.Logger) *Server {
 // closed when Serve was called). Connections accepted here are closed when
 // ctx is done too. listenerName labels connections (PLAINTEXT, ...).
 func (s *Server) Serve(ctx context.Context, ln net.Listener, listenerName string) error {
+	return s.ServeListener(ctx, ln, ListenerConfig{Name: listenerName})
+}
+
+// ServeListener is Serve for a listener secured as lc says.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener, lc ListenerConfig) error {
+	listenerName := lc.Name
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -148,7 +154,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, listenerName string
 			nc.Close()
 			return nil
 		}
-		s.startConn(connCtx, nc, listenerName)
+		s.startConn(connCtx, nc, &lc)
 	}
 }
 
@@ -185,7 +191,8 @@ func (s *Server) waitCreationRate(ctx context.Context, listener string) bool {
 	return true
 }
 
-func (s *Server) startConn(ctx context.Context, nc net.Conn, listenerName string) {
+func (s *Server) startConn(ctx context.Context, nc net.Conn, lc *ListenerConfig) {
+	listenerName := lc.Name
 	counters := s.metrics.forListener(listenerName)
 	ip := ipOf(nc.RemoteAddr())
 	if reason, ok := s.quotas.admit(listenerName, ip, time.Now()); !ok {
@@ -204,7 +211,7 @@ func (s *Server) startConn(ctx context.Context, nc net.Conn, listenerName string
 		LocalAddr:  nc.LocalAddr(),
 		RemoteAddr: nc.RemoteAddr(),
 	}
-	c := newConn(s, ctx, nc, info)
+	c := newConn(s, ctx, nc, info, lc)
 	c.counters = counters
 	s.connMu.Lock()
 	s.conns[c] = struct{}{}

@@ -66,6 +66,10 @@ func (c *conn) writeLoop() {
 			return
 		}
 		c.finished(e.req)
+		if resp.CloseAfter {
+			c.flush()
+			return
+		}
 	}
 }
 
@@ -120,6 +124,17 @@ var errEmptyResponse = errors.New("handler returned a Response with no Msg, Fram
 func (c *conn) writeResponse(req *Request, resp Response) error {
 	// ApiVersions responses keep header v0 at every version so a client
 	// that guessed a version too new can still read the answer (KIP-511).
+	if resp.raw != nil {
+		b := binary.BigEndian.AppendUint32(c.wbuf[:0], uint32(len(resp.raw)))
+		b = append(b, resp.raw...)
+		c.wbuf = b
+		if _, err := c.bw.Write(b); err != nil {
+			return err
+		}
+		c.counters.addOut(len(b))
+		c.touch()
+		return nil
+	}
 	headerV1 := req.Body.IsFlexible() && req.Key != apiVersionsKey
 	switch {
 	case resp.Msg != nil:
