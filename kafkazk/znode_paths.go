@@ -35,7 +35,7 @@ const (
 const (
 	ConfigTypeTopic  = "topics"
 	configTypeClient = "clients"
-	configTypeUser   = "users"
+	ConfigTypeUser   = "users"
 	configTypeBroker = "brokers"
 	configTypeIP     = "ips"
 )
@@ -55,7 +55,7 @@ var persistentZkPaths = []string{
 	LogDirEventNotificationPath,
 	configPath + "/" + ConfigTypeTopic,
 	configPath + "/" + configTypeClient,
-	configPath + "/" + configTypeUser,
+	configPath + "/" + ConfigTypeUser,
 	configPath + "/" + configTypeBroker,
 	configPath + "/" + configTypeIP,
 }
