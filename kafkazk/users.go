@@ -69,11 +69,11 @@ func Users(zk zkstore.Client) ([]string, error) {
 var errConcurrentUserChange = errors.New("user config changed concurrently")
 
 // AlterUserConfig applies change to the user's config and writes it back
-// if it still is the version read, then announces it in /config/changes
+// if it still is the version read (nothing is written when change fails), then announces it in /config/changes
 // (Kafka's AdminZkClient.changeUserOrUserClientIdConfig), so that every
 // broker drops its cached credentials. Concurrent writers are retried a
 // bounded number of times.
-func AlterUserConfig(zk zkstore.Client, user string, change func(map[string]string)) error {
+func AlterUserConfig(zk zkstore.Client, user string, change func(map[string]string) error) error {
 	for attempt := 0; attempt < 10; attempt++ {
 		err := alterUserConfigOnce(zk, user, change)
 		if !errors.Is(err, errConcurrentUserChange) {
@@ -83,12 +83,14 @@ func AlterUserConfig(zk zkstore.Client, user string, change func(map[string]stri
 	return fmt.Errorf("user %s: %w ten times in a row", user, errConcurrentUserChange)
 }
 
-func alterUserConfigOnce(zk zkstore.Client, user string, change func(map[string]string)) error {
+func alterUserConfigOnce(zk zkstore.Client, user string, change func(map[string]string) error) error {
 	configs, version, err := UserConfig(zk, user)
 	if err != nil {
 		return err
 	}
-	change(configs)
+	if err := change(configs); err != nil {
+		return err
+	}
 	path := ConfigEntityPath(ConfigTypeUser, Sanitize(user))
 	data := encodeConfigZNode(configs)
 	if version < 0 {

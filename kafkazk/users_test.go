@@ -25,10 +25,13 @@ func TestSanitize(t *testing.T) {
 func TestAlterUserConfig(t *testing.T) {
 	h := newTestTree(t)
 	user := "CN=alice,O=kb"
-	if err := AlterUserConfig(h.admin, user, func(c map[string]string) { c["SCRAM-SHA-256"] = "salt=a,stored_key=b,server_key=c,iterations=4096" }); err != nil {
+	if err := AlterUserConfig(h.admin, user, func(c map[string]string) error {
+		c["SCRAM-SHA-256"] = "salt=a,stored_key=b,server_key=c,iterations=4096"
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := AlterUserConfig(h.admin, user, func(c map[string]string) { c["SCRAM-SHA-512"] = "x" }); err != nil {
+	if err := AlterUserConfig(h.admin, user, func(c map[string]string) error { c["SCRAM-SHA-512"] = "x"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	data, _, err := h.admin.Get("/config/users/CN%3Dalice%2CO%3Dkb")
@@ -50,6 +53,12 @@ func TestAlterUserConfig(t *testing.T) {
 	data, _, _ = h.admin.Get(ConfigChangesPath + "/" + changes[0])
 	if string(data) != `{"version":2,"entity_path":"users/CN%3Dalice%2CO%3Dkb"}` {
 		t.Errorf("notification %s", data)
+	}
+	if err := AlterUserConfig(h.admin, user, func(c map[string]string) error { delete(c, "SCRAM-SHA-512"); return errUnknownTopic }); err != errUnknownTopic {
+		t.Errorf("failed change: %v", err)
+	}
+	if cfg, _, _ := UserConfig(h.admin, user); len(cfg) != 2 {
+		t.Errorf("a failed change was written: %v", cfg)
 	}
 	cfg, version, err := UserConfig(h.admin, "bob")
 	if err != nil || len(cfg) != 0 || version != -1 {

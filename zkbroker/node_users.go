@@ -31,7 +31,7 @@ func (n *Node) Users() ([]string, error) {
 // AlterUserConfig changes a user's config in place (see
 // kafkazk.AlterUserConfig). Any broker may do it, as any Kafka broker's
 // AdminZkClient may.
-func (n *Node) AlterUserConfig(user string, change func(map[string]string)) error {
+func (n *Node) AlterUserConfig(user string, change func(map[string]string) error) error {
 	zk, err := n.client()
 	if err != nil {
 		return err
