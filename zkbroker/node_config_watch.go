@@ -28,12 +28,28 @@ const configWatchBackoff = time.Second
 //
 // Unlike Kafka, it does not delete notifications older than 15 minutes.
 func (n *Node) WatchTopicConfigChanges(ctx context.Context, fn func(topic string)) {
+	n.watchNotifications(ctx, kafkazk.ConfigChangesPath, kafkazk.ConfigChangePrefix, func(name string, data []byte) {
+		entity, err := kafkazk.DecodeConfigChange(data)
+		if err != nil {
+			n.log.Warn("ignoring unreadable config change", "node", name, "err", err)
+			return
+		}
+		if topic, ok := strings.CutPrefix(entity, kafkazk.ConfigTypeTopic+"/"); ok && topic != "" {
+			fn(topic)
+		}
+	})
+}
+
+// watchNotifications calls fn, in sequence order and once each, with
+// every sequential znode dir/<prefix><seq> that exists when it starts or
+// appears later, until ctx ends.
+func (n *Node) watchNotifications(ctx context.Context, dir, prefix string, fn func(name string, data []byte)) {
 	last := int64(-1)
 	for ctx.Err() == nil {
-		ch, err := n.handleConfigChanges(&last, fn)
+		ch, err := n.handleNotifications(dir, prefix, &last, fn)
 		if err != nil {
 			if !errors.Is(err, ErrNotConnected) {
-				n.log.Debug("config change notifications", "err", err)
+				n.log.Debug("change notifications", "path", dir, "err", err)
 			}
 			select {
 			case <-ctx.Done():
@@ -48,19 +64,19 @@ func (n *Node) WatchTopicConfigChanges(ctx context.Context, fn func(topic string
 	}
 }
 
-// handleConfigChanges lists /config/changes (arming the child watch),
-// hands the new notifications' topics to fn in sequence order and advances
-// *last past them. A notification that cannot be read for a reason other
-// than its deletion stops the pass there, to be retried.
-func (n *Node) handleConfigChanges(last *int64, fn func(topic string)) (<-chan zkstore.Event, error) {
+// handleNotifications lists dir (arming the child watch), hands the new
+// notifications to fn in sequence order and advances *last past them. A
+// notification that cannot be read for a reason other than its deletion
+// stops the pass there, to be retried.
+func (n *Node) handleNotifications(dir, prefix string, last *int64, fn func(name string, data []byte)) (<-chan zkstore.Event, error) {
 	zk, err := n.client()
 	if err != nil {
 		return nil, err
 	}
-	if err := kafkazk.CreateRecursive(zk, kafkazk.ConfigChangesPath); err != nil {
+	if err := kafkazk.CreateRecursive(zk, dir); err != nil {
 		return nil, err
 	}
-	names, _, ch, err := zk.ChildrenW(kafkazk.ConfigChangesPath)
+	names, _, ch, err := zk.ChildrenW(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -70,13 +86,13 @@ func (n *Node) handleConfigChanges(last *int64, fn func(topic string)) (<-chan z
 	}
 	var fresh []notification
 	for _, name := range names {
-		if seq, err := kafkazk.SequenceNumber(name, kafkazk.ConfigChangePrefix); err == nil && seq > *last {
+		if seq, err := kafkazk.SequenceNumber(name, prefix); err == nil && seq > *last {
 			fresh = append(fresh, notification{seq, name})
 		}
 	}
 	sort.Slice(fresh, func(i, j int) bool { return fresh[i].seq < fresh[j].seq })
 	for _, nt := range fresh {
-		data, _, err := zk.Get(kafkazk.ConfigChangesPath + "/" + nt.name)
+		data, _, err := zk.Get(dir + "/" + nt.name)
 		switch {
 		case errors.Is(err, zkstore.ErrNoNode):
 			*last = nt.seq
@@ -85,14 +101,7 @@ func (n *Node) handleConfigChanges(last *int64, fn func(topic string)) (<-chan z
 			return nil, err
 		}
 		*last = nt.seq
-		entity, err := kafkazk.DecodeConfigChange(data)
-		if err != nil {
-			n.log.Warn("ignoring unreadable config change", "node", nt.name, "err", err)
-			continue
-		}
-		if topic, ok := strings.CutPrefix(entity, kafkazk.ConfigTypeTopic+"/"); ok && topic != "" {
-			fn(topic)
-		}
+		fn(nt.name, data)
 	}
 	return ch, nil
 }
