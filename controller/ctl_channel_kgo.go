@@ -17,6 +17,9 @@ import (
 // Locks: mu guards clients; it is not held while sending.
 type kgoBrokerChannel struct {
 	clientID string
+	// opts secure the connections (TLS, SASL) as the inter-broker
+	// listener requires.
+	opts     []kgo.Opt
 	mu       sync.Mutex
 	clients  map[int32]*brokerClient
 }
@@ -26,8 +29,9 @@ type brokerClient struct {
 	cl   *kgo.Client
 }
 
-func newKgoBrokerChannel(controllerID int32) *kgoBrokerChannel {
+func newKgoBrokerChannel(controllerID int32, opts []kgo.Opt) *kgoBrokerChannel {
 	return &kgoBrokerChannel{
+		opts:     opts,
 		clientID: fmt.Sprintf("broker-%d-controller", controllerID),
 		clients:  map[int32]*brokerClient{},
 	}
@@ -45,7 +49,7 @@ func (k *kgoBrokerChannel) AddBroker(id int32, addr string) {
 	if old != nil {
 		old.cl.Close()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID(k.clientID))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(k.clientID)}, k.opts...)...)
 	if err != nil {
 		// Only a malformed address fails here; Send reports it.
 		return
@@ -93,10 +97,10 @@ func (k *kgoBrokerChannel) close() {
 // ch, or when ch is nil a franz-go client per broker on its inter-broker
 // endpoint; with self set, requests to brokerID stay in-process. closeFn
 // releases the clients it opened.
-func OpenBrokerChannel(brokerID int32, ch BrokerChannel, self func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)) (out BrokerChannel, closeFn func()) {
+func OpenBrokerChannel(brokerID int32, ch BrokerChannel, self func(ctx context.Context, req kmsg.Request) (kmsg.Response, error), opts ...kgo.Opt) (out BrokerChannel, closeFn func()) {
 	closeFn = func() {}
 	if ch == nil {
-		kch := newKgoBrokerChannel(brokerID)
+		kch := newKgoBrokerChannel(brokerID, opts)
 		ch, closeFn = kch, kch.close
 	}
 	if self != nil {

@@ -64,7 +64,7 @@ func TestKgoBrokerChannel(t *testing.T) {
 		<-served
 	}()
 
-	ch := newKgoBrokerChannel(1)
+	ch := newKgoBrokerChannel(1, nil)
 	defer ch.close()
 	ch.AddBroker(2, ln.Addr().String())
 	lai := kmsg.NewPtrLeaderAndISRRequest()

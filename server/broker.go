@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"log/slog"
 	"net"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/security/acl"
 	"github.com/kbroker/kbroker/server/group"
 	"github.com/kbroker/kbroker/server/txn"
 	"github.com/kbroker/kbroker/zkstore"
@@ -66,6 +68,18 @@ type Broker struct {
 	bound   map[string]*net.TCPAddr
 	// serving is set once Run accepts connections.
 	serving atomic.Bool
+
+	// interBrokerOpts secure every client this broker opens to another
+	// (replica fetchers, the controller's channel, transaction markers,
+	// controlled shutdown) as the inter-broker listener requires.
+	interBrokerOpts []kgo.Opt
+	// listenerConfigs secure each of cfg.Listeners, in the same order.
+	listenerConfigs []protocol.ListenerConfig
+	// authorizer is nil unless authorizer.class.name turns ACLs on; it
+	// caches every ACL of the metadata store.
+	authorizer *acl.Authorizer
+	// security is where credentials and ACLs are stored, set in Run.
+	security securityStore
 }
 
 // topicPartitionExists is what the coordinators know of the metadata: a
@@ -88,6 +102,21 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		reg:    reg,
 		bound:  map[string]*net.TCPAddr{},
 		now:    time.Now,
+	}
+	for _, l := range cfg.Listeners {
+		lc, err := b.listenerConfig(cfg.ListenerSecurity(l.Name))
+		if err != nil {
+			return nil, err
+		}
+		b.listenerConfigs = append(b.listenerConfigs, lc)
+	}
+	opts, err := interBrokerClientOpts(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.interBrokerOpts = opts
+	if cfg.AuthorizerEnabled() {
+		b.authorizer = acl.New(acl.Config{SuperUsers: cfg.SuperUsers(), AllowEveryoneIfNoACLFound: cfg.AllowEveryoneIfNoACLFound})
 	}
 	b.delayed = newDelayedOps(nil)
 	b.setTopicsLocked(map[string]*Topic{}, map[[16]byte]*Topic{})
@@ -195,8 +224,16 @@ func (b *Broker) Run(stop context.Context) error {
 		return err
 	}
 	b.cluster.control = nodeControl{node}
+	b.security = node
 	var wg sync.WaitGroup
 	errs := make(chan error, len(lns)+2)
+	if b.authorizer != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			node.WatchACLChanges(ctx, b.reloadACLs)
+		}()
+	}
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
@@ -221,14 +258,20 @@ func (b *Broker) Run(stop context.Context) error {
 		// did.
 		b.awaitOwnMetadata(stop, nodeFailed)
 	}
+	if b.authorizer != nil {
+		// Kafka's authorizer loads every ACL before the broker serves:
+		// a request must never be judged against a partial set.
+		b.loadACLs(stop, node, nodeFailed)
+	}
 	b.serving.Store(true)
 	for i, ln := range lns {
 		name := b.cfg.Listeners[i].Name
-		b.logger.Info("listening", "listener", name, "addr", ln.Addr().String())
+		lc := b.listenerConfigs[i]
+		b.logger.Info("listening", "listener", name, "addr", ln.Addr().String(), "security_protocol", b.cfg.SecurityProtocol(name))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := b.srv.Serve(ctx, ln, name); err != nil && ctx.Err() == nil {
+			if err := b.srv.ServeListener(ctx, ln, lc); err != nil && ctx.Err() == nil {
 				errs <- fmt.Errorf("listener %s: %w", name, err)
 			}
 		}()

@@ -21,7 +21,7 @@ func (b *Broker) newFetchers() *fetcher.Manager {
 		ReplicaFetchBackoff:          b.cfg.ReplicaFetchBackoff,
 		ReplicaSocketTimeout:         b.cfg.ReplicaSocketTimeout,
 		Registerer:                   b.reg,
-	}, fetcher.KgoDialer{}, b.logger.With("component", "replica-fetcher"))
+	}, fetcher.KgoDialer{Opts: b.interBrokerOpts}, b.logger.With("component", "replica-fetcher"))
 }
 
 // leaderAddr finds where to fetch from: the LeaderAndIsr request's live

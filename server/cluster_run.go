@@ -32,6 +32,7 @@ func (b *Broker) newNode() (*zkbroker.Node, error) {
 		Registerer:                         b.reg,
 		Store:                              b.store,
 		Self:                               b.selfRequest,
+		ClientOpts:                         b.interBrokerOpts,
 	}, b.logger.With("component", "cluster"))
 }
 

@@ -63,7 +63,7 @@ func (b *Broker) requestControlledShutdown(ctx context.Context) (int, error) {
 	if addr == "" {
 		return -1, fmt.Errorf("controller %d unknown or without a %s endpoint", id, b.cfg.InterBrokerListenerName)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RequestRetries(0)}, b.interBrokerOpts...)...)
 	if err != nil {
 		return -1, err
 	}

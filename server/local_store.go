@@ -186,7 +186,7 @@ func (b *Broker) selfRequest(ctx context.Context, req kmsg.Request) (kmsg.Respon
 	}
 	resp := b.Handle(ctx, &protocol.Request{
 		Key: req.Key(), Version: req.GetVersion(), Body: decoded,
-		Conn: &protocol.ConnInfo{Listener: b.cfg.InterBrokerListenerName},
+		Conn: &protocol.ConnInfo{Listener: b.cfg.InterBrokerListenerName, Internal: true},
 	})
 	if resp.Wait != nil {
 		resp = resp.Wait(ctx)

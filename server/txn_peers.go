@@ -33,7 +33,7 @@ type addressBook interface {
 
 func (t *txnPeers) send(ctx context.Context, brokerID int32, req kmsg.Request) (kmsg.Response, error) {
 	t.once.Do(func() {
-		t.ch, t.close = controller.OpenBrokerChannel(t.b.cfg.BrokerID, nil, t.b.selfRequest)
+		t.ch, t.close = controller.OpenBrokerChannel(t.b.cfg.BrokerID, nil, t.b.selfRequest, t.b.interBrokerOpts...)
 	})
 	if t.ch == nil {
 		return nil, errPeersClosed

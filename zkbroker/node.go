@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"log/slog"
 	"sync"
 	"time"
@@ -58,6 +59,9 @@ type Config struct {
 	// in-process: the controller reaches its own broker whatever the
 	// network makes of its advertised address.
 	Self func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+	// ClientOpts secure the franz-go clients to other brokers as the
+	// inter-broker listener requires (TLS, SASL).
+	ClientOpts []kgo.Opt
 	// Now and the tick channels are for tests; nil means wall clock,
 	// a 2.5 s ticker for ISR change propagation and, for the leader
 	// imbalance check, a first tick 5 s after start then one every
@@ -219,7 +223,7 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 	if !s.IsController {
 		return
 	}
-	ch, closeChannel := controller.OpenBrokerChannel(n.cfg.BrokerID, n.cfg.BrokerChannel, n.cfg.Self)
+	ch, closeChannel := controller.OpenBrokerChannel(n.cfg.BrokerID, n.cfg.BrokerChannel, n.cfg.Self, n.cfg.ClientOpts...)
 	c := controller.New(zk, controller.Config{
 		BrokerID:              n.cfg.BrokerID,
 		InterBrokerListener:   n.cfg.InterBrokerListener,

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/kbroker/kbroker/config"
+	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/security/principal"
+	"github.com/kbroker/kbroker/security/sasl"
+	"github.com/kbroker/kbroker/security/tlsconfig"
+)
+
+// plainLoginModule is the JAAS module whose user_<name>="<password>"
+// options list the PLAIN users of a listener (Kafka's PlainLoginModule
+// with its default PlainServerCallbackHandler).
+const plainLoginModule = "org.apache.kafka.common.security.plain.PlainLoginModule"
+
+// listenerConfig builds how a listener secures its connections from its
+// resolved settings. A listener that cannot be secured as configured (a
+// keystore that does not open, a SASL mechanism without its JAAS
+// configuration) stops the broker from starting, naming the key.
+func (b *Broker) listenerConfig(s config.ListenerSecurity) (protocol.ListenerConfig, error) {
+	lc := protocol.ListenerConfig{Name: s.Name, ReauthMax: s.ReauthMax, SASLMaxReceiveSize: int(s.SASLMaxReceiveSize)}
+	if config.UsesTLS(s.Protocol) {
+		tc, err := tlsconfig.Server(s.SSL)
+		if err != nil {
+			return lc, fmt.Errorf("listener %s: %w", s.Name, err)
+		}
+		lc.TLS = tc
+		mapper, err := principal.ParseSSLMappingRules(s.PrincipalMappingRules)
+		if err != nil {
+			return lc, fmt.Errorf("listener %s: ssl.principal.mapping.rules: %w", s.Name, err)
+		}
+		lc.TLSPrincipal = func(cs tls.ConnectionState) (string, error) {
+			if len(cs.PeerCertificates) == 0 {
+				return protocol.Anonymous, nil
+			}
+			p, err := principal.FromCertificate(cs.PeerCertificates[0], mapper)
+			if err != nil {
+				return "", err
+			}
+			return p.String(), nil
+		}
+	}
+	if config.UsesSASL(s.Protocol) {
+		m, err := b.saslMechanisms(s)
+		if err != nil {
+			return lc, fmt.Errorf("listener %s: %w", s.Name, err)
+		}
+		lc.SASL = m
+	}
+	return lc, nil
+}
+
+// listenerSASL is one listener's enabled mechanisms.
+type listenerSASL struct {
+	b          *Broker
+	mechanisms []string
+	// plainUsers are PLAIN's users and passwords from the listener's JAAS
+	// configuration.
+	plainUsers map[string]string
+}
+
+func (b *Broker) saslMechanisms(s config.ListenerSecurity) (*listenerSASL, error) {
+	l := &listenerSASL{b: b}
+	for _, m := range s.SASLMechanisms {
+		switch m {
+		case "PLAIN":
+			jaas, ok := s.JAAS[m]
+			if !ok {
+				return nil, fmt.Errorf("PLAIN is enabled but listener.name.%s.plain.sasl.jaas.config is not set", strings.ToLower(s.Name))
+			}
+			modules, err := sasl.ParseJAAS(jaas)
+			if err != nil {
+				return nil, fmt.Errorf("listener.name.%s.plain.sasl.jaas.config: %w", strings.ToLower(s.Name), err)
+			}
+			l.plainUsers = sasl.PlainUsers(modules)
+		case sasl.ScramSHA256, sasl.ScramSHA512:
+		default:
+			// Kafka would load GSSAPI or OAUTHBEARER; config.Load
+			// already refused a listener left with none we implement.
+			b.logger.Warn("SASL mechanism not implemented; not offered", "listener", s.Name, "mechanism", m)
+			continue
+		}
+		l.mechanisms = append(l.mechanisms, m)
+	}
+	return l, nil
+}
+
+func (l *listenerSASL) Mechanisms() []string { return l.mechanisms }
+
+func (l *listenerSASL) New(mechanism string) (protocol.SASLServer, bool) {
+	enabled := false
+	for _, m := range l.mechanisms {
+		enabled = enabled || m == mechanism
+	}
+	if !enabled {
+		return nil, false
+	}
+	if mechanism == "PLAIN" {
+		return sasl.NewPlainServer(l.verifyPlain), true
+	}
+	s, err := sasl.NewScramServer(mechanism, func(user string) (sasl.ScramCredential, bool) {
+		return l.b.scramCredential(mechanism, user)
+	}, scramNonce)
+	if err != nil {
+		return nil, false
+	}
+	return s, true
+}
+
+// verifyPlain compares in constant time, so that the time taken does not
+// tell how much of a password was right.
+func (l *listenerSASL) verifyPlain(user, password string) bool {
+	want, ok := l.plainUsers[user]
+	if !ok {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(want), []byte(password)) == 1
+}
+
+// scramCredential reads the user's credential for mechanism from the
+// metadata store, so a credential altered on any broker is in force on
+// the next authentication.
+func (b *Broker) scramCredential(mechanism, user string) (sasl.ScramCredential, bool) {
+	if b.security == nil {
+		return sasl.ScramCredential{}, false
+	}
+	configs, err := b.security.UserConfig(user)
+	if err != nil {
+		b.logger.Warn("cannot read SCRAM credentials", "user", user, "err", err)
+		return sasl.ScramCredential{}, false
+	}
+	text, ok := configs[mechanism]
+	if !ok {
+		return sasl.ScramCredential{}, false
+	}
+	cred, err := sasl.ParseScramCredential(text)
+	if err != nil {
+		b.logger.Warn("unreadable SCRAM credential", "user", user, "mechanism", mechanism, "err", err)
+		return sasl.ScramCredential{}, false
+	}
+	return cred, true
+}
+
+// scramNonce is the server's part of the SCRAM nonce: 24 random bytes, as
+// many as Kafka's ScramFormatter uses, in printable form.
+func scramNonce() string {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
