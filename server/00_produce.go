@@ -15,6 +15,10 @@ package server
 // REQUEST_TIMED_OUT). acks=0 sends nothing back, and closes the
 // connection on an error so that the producer refreshes its metadata.
 //
+// Authorization as Kafka's: a transactional produce needs WRITE on its
+// transactional id (else every partition fails with
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED), each topic WRITE on the topic.
+//
 // Differences from Kafka: no recompression to the topic's compression.type
 // and no per-record validation (offset deltas, keys on compacted topics)
 // beyond the batch header checks; see GAPS.md.
@@ -51,6 +55,8 @@ func handleProduce(b *Broker, ctx context.Context, req *protocol.Request) protoc
 		topLevelErr = kerr.UnsupportedVersion
 	case r.Acks != -1 && r.Acks != 0 && r.Acks != 1:
 		topLevelErr = kerr.InvalidRequiredAcks
+	case r.TransactionID != nil && !b.authorize(req, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *r.TransactionID):
+		topLevelErr = kerr.TransactionalIDAuthorizationFailed
 	}
 	var verified map[TopicPartition]verifiedPartition
 	if topLevelErr == nil && r.TransactionID != nil && b.cfg.TransactionPartitionVerificationEnable {
@@ -65,15 +71,19 @@ func handleProduce(b *Broker, ctx context.Context, req *protocol.Request) protoc
 		st.Topic = rt.Topic
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))
 		t := b.topic(rt.Topic)
+		topicErr := topLevelErr
+		if topicErr == nil && !b.authorize(req, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic, rt.Topic) {
+			topicErr = kerr.TopicAuthorizationFailed
+		}
 		var rules produceRules
-		if t != nil && topLevelErr == nil {
+		if t != nil && topicErr == nil {
 			rules = b.produceRules(t)
 		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			err := topLevelErr
+			err := topicErr
 			var p *replica.Partition
 			if err == nil {
 				p, err = b.leaderPartition(t, rp.Partition)

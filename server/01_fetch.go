@@ -16,6 +16,7 @@ package server
 //
 // A follower's fetch (replica id >= 0) reads to the log end and updates the
 // leader's view of that follower (replica.Partition.ReadForFollower).
+// Authorization as Kafka's (authorizeFetch).
 // Differences from Kafka: rack-aware preferred read replicas are not chosen
 // (always -1); no throttling.
 
@@ -46,6 +47,7 @@ func handleFetch(b *Broker, _ context.Context, req *protocol.Request) protocol.R
 		resp.ErrorCode = errCode(err)
 		return protocol.Response{Msg: resp}
 	}
+	b.authorizeFetch(req, plan)
 	if req.Conn != nil {
 		listener := req.Conn.Listener
 		plan.hints = func(resp *kmsg.FetchResponse) { b.addFetchLeaderHints(resp, listener) }
@@ -108,6 +110,37 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 	s.mu.Unlock()
 	plan.session, plan.full = s, false
 	return plan, nil
+}
+
+// authorizeFetch fails the partitions the principal may not read, as
+// Kafka's handleFetchRequest: a follower's fetch needs CLUSTER_ACTION on
+// the cluster, a consumer's READ on each topic; either way the partition
+// answers TOPIC_AUTHORIZATION_FAILED without data.
+func (b *Broker) authorizeFetch(req *protocol.Request, plan *fetchPlan) {
+	if b.authorizer == nil {
+		return
+	}
+	follower := plan.replicaID >= 0
+	clusterOK := follower && b.authorizeCluster(req, kmsg.ACLOperationClusterAction)
+	allowed := map[string]bool{}
+	for _, fp := range plan.parts {
+		name := fp.sp.key.topic
+		if name == "" {
+			t := b.topicByID(fp.sp.key.topicID)
+			if t == nil {
+				continue // UNKNOWN_TOPIC_ID already
+			}
+			name = t.Name
+		}
+		ok, seen := allowed[name]
+		if !seen {
+			ok = clusterOK || (!follower && b.authorize(req, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic, name))
+			allowed[name] = ok
+		}
+		if !ok {
+			fp.p, fp.err = nil, kerr.TopicAuthorizationFailed
+		}
+	}
 }
 
 // fetchKey names a partition of a fetch: by topic id from v13, by name

@@ -43,12 +43,16 @@ func handleListOffsets(b *Broker, _ context.Context, req *protocol.Request) prot
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		t := b.topic(rt.Topic)
+		// Kafka checks DESCRIBE on the topic.
+		describable := b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			p, err := b.leaderPartition(t, rp.Partition)
-			if err != nil {
+			if !describable {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if err != nil {
 				sp.ErrorCode = errCode(err)
 			} else if err := listOffset(p, rp, fromReplica, readCommitted, &sp); err != nil {
 				sp.ErrorCode = errCode(err)

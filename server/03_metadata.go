@@ -15,6 +15,11 @@ package server
 // creates a missing topic and, like Kafka, answers LEADER_NOT_AVAILABLE for
 // it in this response; the client's retry sees it. A request for all
 // topics never creates anything.
+//
+// Authorization (Kafka's KafkaApis.handleTopicMetadataRequest): a topic
+// the principal may not DESCRIBE is left out of an all-topics answer and
+// answered TOPIC_AUTHORIZATION_FAILED when named (by id: without its
+// name); auto-creation needs CREATE on the cluster or the topic.
 
 import (
 	"context"
@@ -45,13 +50,19 @@ func handleMetadata(b *Broker, _ context.Context, req *protocol.Request) protoco
 	resp.ClusterID = nullableString(b.logs.ClusterID())
 	resp.ControllerID = b.controllerID()
 	if req.Version >= 8 && req.Version <= 10 && r.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = clusterAuthorizedOperations
+		resp.AuthorizedOperations = 0
+		if b.authorizeCluster(req, kmsg.ACLOperationDescribe) {
+			resp.AuthorizedOperations = b.authorizedOperations(req, kmsg.ACLResourceTypeCluster, clusterResourceName, clusterOperations)
+		}
 	}
 
+	describable := func(name string) bool { return b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name) }
 	allTopics := r.Topics == nil || (req.Version == 0 && len(r.Topics) == 0)
 	if allTopics {
 		for _, t := range b.sortedTopics() {
-			resp.Topics = append(resp.Topics, b.metadataTopic(t))
+			if describable(t.Name) {
+				resp.Topics = append(resp.Topics, b.metadataTopic(t))
+			}
 		}
 	} else {
 		allowCreate := b.cfg.AutoCreateTopicsEnable && (req.Version < 4 || r.AllowAutoTopicCreation)
@@ -63,24 +74,50 @@ func handleMetadata(b *Broker, _ context.Context, req *protocol.Request) protoco
 					continue
 				}
 				seenID[rt.TopicID] = true
-				resp.Topics = append(resp.Topics, b.metadataTopicByID(rt.TopicID))
+				mt := b.metadataTopicByID(rt.TopicID)
+				if mt.Topic != nil && !describable(*mt.Topic) {
+					mt = unauthorizedMetadataTopic(nil, rt.TopicID)
+				}
+				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
 			if seen[*rt.Topic] {
 				continue
 			}
 			seen[*rt.Topic] = true
+			if !describable(*rt.Topic) {
+				resp.Topics = append(resp.Topics, unauthorizedMetadataTopic(rt.Topic, [16]byte{}))
+				continue
+			}
+			create := allowCreate && b.topic(*rt.Topic) == nil
+			if create && !b.authorizeCreateTopic(req, *rt.Topic) {
+				resp.Topics = append(resp.Topics, unauthorizedMetadataTopic(rt.Topic, [16]byte{}))
+				continue
+			}
 			resp.Topics = append(resp.Topics, b.metadataTopicByName(*rt.Topic, allowCreate))
 		}
 	}
 	if req.Version >= 8 {
 		for i := range resp.Topics {
-			if r.IncludeTopicAuthorizedOperations && resp.Topics[i].ErrorCode == 0 {
-				resp.Topics[i].AuthorizedOperations = topicAuthorizedOperations
+			if t := resp.Topics[i]; r.IncludeTopicAuthorizedOperations && t.ErrorCode == 0 && t.Topic != nil {
+				resp.Topics[i].AuthorizedOperations = b.authorizedOperations(req, kmsg.ACLResourceTypeTopic, *t.Topic, topicOperations)
 			}
 		}
 	}
 	return protocol.Response{Msg: resp}
+}
+
+// unauthorizedMetadataTopic answers a topic the principal may not see;
+// one asked for by id keeps its name to itself.
+func unauthorizedMetadataTopic(name *string, id [16]byte) kmsg.MetadataResponseTopic {
+	rt := kmsg.NewMetadataResponseTopic()
+	rt.Topic, rt.TopicID = name, id
+	rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+	rt.Partitions = []kmsg.MetadataResponseTopicPartition{}
+	if name != nil {
+		rt.IsInternal = isInternalTopic(*name)
+	}
+	return rt
 }
 
 func (b *Broker) metadataTopicByID(id [16]byte) kmsg.MetadataResponseTopic {

@@ -204,3 +204,12 @@ func TestMetadataAutoCreateForProducer(t *testing.T) {
 		t.Fatalf("topic %+v", tp)
 	}
 }
+
+// The bitfields Kafka reports without an authorizer: every operation the
+// resource type has (AclEntry.supportedOperations), by AclOperation code.
+const (
+	// READ WRITE CREATE DELETE ALTER DESCRIBE DESCRIBE_CONFIGS ALTER_CONFIGS
+	topicAuthorizedOperations = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
+	// CREATE ALTER DESCRIBE CLUSTER_ACTION DESCRIBE_CONFIGS ALTER_CONFIGS IDEMPOTENT_WRITE
+	clusterAuthorizedOperations = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
+)

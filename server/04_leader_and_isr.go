@@ -9,6 +9,7 @@ package server
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -20,6 +21,11 @@ func init() { register(kmsg.LeaderAndISR.Int16(), 0, 7, handleLeaderAndIsr) }
 func handleLeaderAndIsr(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.LeaderAndISRRequest)
 	resp := r.ResponseKind().(*kmsg.LeaderAndISRResponse)
+	// Only brokers send it: CLUSTER_ACTION on the cluster.
+	if !b.authorizeCluster(req, kmsg.ACLOperationClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return protocol.Response{Msg: resp}
+	}
 	unlock, code := b.lockForController(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch)
 	if code != 0 {
 		resp.ErrorCode = code

@@ -7,6 +7,7 @@ package server
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -17,6 +18,11 @@ func init() { register(kmsg.StopReplica.Int16(), 0, 4, handleStopReplica) }
 func handleStopReplica(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.StopReplicaRequest)
 	resp := r.ResponseKind().(*kmsg.StopReplicaResponse)
+	// Only brokers send it: CLUSTER_ACTION on the cluster.
+	if !b.authorizeCluster(req, kmsg.ACLOperationClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return protocol.Response{Msg: resp}
+	}
 	unlock, code := b.lockForController(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch)
 	if code != 0 {
 		resp.ErrorCode = code

@@ -8,6 +8,7 @@ package server
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -18,6 +19,11 @@ func init() { register(kmsg.UpdateMetadata.Int16(), 0, 8, handleUpdateMetadata) 
 func handleUpdateMetadata(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.UpdateMetadataRequest)
 	resp := r.ResponseKind().(*kmsg.UpdateMetadataResponse)
+	// Only brokers send it: CLUSTER_ACTION on the cluster.
+	if !b.authorizeCluster(req, kmsg.ACLOperationClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return protocol.Response{Msg: resp}
+	}
 	unlock, code := b.lockForController(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch)
 	if code != 0 {
 		resp.ErrorCode = code

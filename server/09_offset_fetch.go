@@ -18,5 +18,7 @@ func init() { register(kmsg.OffsetFetch.Int16(), 1, 9, handleOffsetFetch) }
 
 func handleOffsetFetch(b *Broker, ctx context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.OffsetFetchRequest)
-	return protocol.Response{Msg: b.groups.OffsetFetch(ctx, r)}
+	resp := b.groups.OffsetFetch(ctx, r)
+	b.filterOffsetFetch(req, r, resp)
+	return protocol.Response{Msg: resp}
 }

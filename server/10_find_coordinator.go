@@ -40,6 +40,10 @@ func handleFindCoordinator(b *Broker, _ context.Context, req *protocol.Request) 
 			c.ErrorCode = kerr.InvalidRequest.Code
 		case key == "" && req.Version < 4:
 			c.ErrorCode = kerr.InvalidRequest.Code
+		case r.CoordinatorType == coordinatorGroup && !b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup, key):
+			c.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		case r.CoordinatorType == coordinatorTransaction && !b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, key):
+			c.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		case r.CoordinatorType == coordinatorGroup:
 			if err := b.ensureOffsetsTopic(); err != nil {
 				b.logger.Warn("cannot create the offsets topic", "err", err)

@@ -8,6 +8,7 @@ package server
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -18,6 +19,11 @@ func init() { register(kmsg.JoinGroup.Int16(), 2, 9, handleJoinGroup) }
 
 func handleJoinGroup(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.JoinGroupRequest)
+	if !b.authorize(req, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, r.Group) {
+		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation, resp.MemberID = kerr.GroupAuthorizationFailed.Code, -1, r.MemberID
+		return protocol.Response{Msg: resp}
+	}
 	ci := group.ClientInfo{ClientHost: "/" + remoteIP(req.Conn)}
 	if req.ClientID != nil {
 		ci.ClientID = *req.ClientID

@@ -8,6 +8,7 @@ package server
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -17,6 +18,11 @@ func init() { register(kmsg.SyncGroup.Int16(), 0, 5, handleSyncGroup) }
 
 func handleSyncGroup(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.SyncGroupRequest)
+	if !b.authorize(req, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, r.Group) {
+		resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return protocol.Response{Msg: resp}
+	}
 	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
 		return protocol.Response{Msg: b.groups.SyncGroup(ctx, r)}
 	}}

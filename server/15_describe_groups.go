@@ -15,5 +15,7 @@ func init() { register(kmsg.DescribeGroups.Int16(), 0, 5, handleDescribeGroups) 
 
 func handleDescribeGroups(b *Broker, ctx context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.DescribeGroupsRequest)
-	return protocol.Response{Msg: b.groups.DescribeGroups(ctx, r)}
+	resp := b.groups.DescribeGroups(ctx, r)
+	b.filterDescribeGroups(req, r, resp)
+	return protocol.Response{Msg: resp}
 }

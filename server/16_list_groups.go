@@ -17,5 +17,7 @@ func init() { register(kmsg.ListGroups.Int16(), 0, 5, handleListGroups) }
 
 func handleListGroups(b *Broker, ctx context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.ListGroupsRequest)
-	return protocol.Response{Msg: b.groups.ListGroups(ctx, r)}
+	resp := b.groups.ListGroups(ctx, r)
+	b.filterListGroups(req, resp)
+	return protocol.Response{Msg: resp}
 }

@@ -40,6 +40,12 @@ func handleCreateTopics(b *Broker, _ context.Context, req *protocol.Request) pro
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
+		if !b.authorizeCreateTopic(req, rt.Topic) {
+			st.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			st.ErrorMessage = nullableString("Authorization failed.")
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		t, err := b.createTopicFromRequest(rt, r.ValidateOnly)
 		if err != nil {
 			st.ErrorCode, st.ErrorMessage = adminError(err, rt.Topic)
@@ -50,6 +56,13 @@ func handleCreateTopics(b *Broker, _ context.Context, req *protocol.Request) pro
 		st.ReplicationFactor = t.replicationFactor()
 		if !r.ValidateOnly {
 			st.TopicID = t.ID
+		}
+		if !b.topicAllowed(req, kmsg.ACLOperationDescribeConfigs, rt.Topic) {
+			// Kafka leaves the configs out for a principal that may
+			// create the topic but not describe its configs.
+			st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, st)
+			continue
 		}
 		for _, e := range b.topicConfigEntries(t.Configs, false, false) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()

@@ -43,7 +43,7 @@ func handleDeleteTopics(b *Broker, _ context.Context, req *protocol.Request) pro
 	for _, e := range entries {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = e.Topic, e.TopicID
-		err := b.deleteTopicEntry(e, names, ids, &st)
+		err := b.deleteTopicEntry(req, e, names, ids, &st)
 		if err != nil {
 			st.ErrorCode, st.ErrorMessage = adminError(err, stringOr(st.Topic))
 		}
@@ -54,7 +54,7 @@ func handleDeleteTopics(b *Broker, _ context.Context, req *protocol.Request) pro
 
 // deleteTopicEntry deletes one entry, filling in the name or id it did not
 // carry.
-func (b *Broker) deleteTopicEntry(e kmsg.DeleteTopicsRequestTopic, names map[string]int, ids map[[16]byte]int, st *kmsg.DeleteTopicsResponseTopic) error {
+func (b *Broker) deleteTopicEntry(req *protocol.Request, e kmsg.DeleteTopicsRequestTopic, names map[string]int, ids map[[16]byte]int, st *kmsg.DeleteTopicsResponseTopic) error {
 	var zero [16]byte
 	if e.Topic != nil && e.TopicID != zero {
 		return newTopicError(kerr.InvalidRequest, "You may not specify both topic name and topic id.")
@@ -71,6 +71,11 @@ func (b *Broker) deleteTopicEntry(e kmsg.DeleteTopicsRequestTopic, names map[str
 	if !b.cfg.DeleteTopicEnable {
 		return newTopicError(kerr.TopicDeletionDisabled, "Topic deletion is disabled.")
 	}
+	// Kafka: DELETE on the topic; an unknown topic the principal may not
+	// see is not told apart from a known one.
+	if e.Topic != nil && !b.topicAllowed(req, kmsg.ACLOperationDelete, *e.Topic) {
+		return newTopicError(kerr.TopicAuthorizationFailed, "Authorization failed.")
+	}
 	var t *Topic
 	if e.Topic != nil {
 		t = b.topic(*e.Topic)
@@ -82,6 +87,9 @@ func (b *Broker) deleteTopicEntry(e kmsg.DeleteTopicsRequestTopic, names map[str
 		if t == nil {
 			return newTopicError(kerr.UnknownTopicID, "This server does not host this topic ID.")
 		}
+	}
+	if e.Topic == nil && !b.topicAllowed(req, kmsg.ACLOperationDelete, t.Name) {
+		return newTopicError(kerr.TopicAuthorizationFailed, "Authorization failed.")
 	}
 	st.Topic, st.TopicID = nullableString(t.Name), t.ID
 	return b.deleteTopic(t.Name)

@@ -29,12 +29,15 @@ func handleDeleteRecords(b *Broker, _ context.Context, req *protocol.Request) pr
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
 		t := b.topic(rt.Topic)
+		deletable := b.topicAllowed(req, kmsg.ACLOperationDelete, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
 			p, perr := b.leaderPartition(t, rp.Partition)
 			switch {
+			case !deletable:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case perr != nil:
 				sp.ErrorCode = errCode(perr)
 			case !deletableTopic(b, t):

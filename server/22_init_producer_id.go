@@ -31,6 +31,18 @@ func handleInitProducerID(b *Broker, _ context.Context, req *protocol.Request) p
 	resp := kmsg.NewPtrInitProducerIDResponse()
 	resp.SetVersion(req.Version)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	// Kafka: a transactional producer needs WRITE on its id; an
+	// idempotent one IDEMPOTENT_WRITE on the cluster or, since KIP-679,
+	// WRITE on any topic.
+	switch {
+	case r.TransactionalID != nil && !b.authorizeTxnID(req, *r.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return protocol.Response{Msg: resp}
+	case r.TransactionalID == nil && !b.authorizeCluster(req, kmsg.ACLOperationIdempotentWrite) &&
+		!b.authorizeByResourceType(req, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic):
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return protocol.Response{Msg: resp}
+	}
 	if r.TransactionalID != nil {
 		return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
 			return protocol.Response{Msg: b.txns.InitProducerID(ctx, r)}

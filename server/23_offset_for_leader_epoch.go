@@ -26,15 +26,23 @@ const debuggingReplicaID = -2
 func handleOffsetForLeaderEpoch(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := r.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	// Kafka: a follower needs CLUSTER_ACTION on the cluster, a consumer
+	// DESCRIBE on the topic.
+	follower := r.ReplicaID >= 0
+	clusterOK := follower && b.authorizeCluster(req, kmsg.ACLOperationClusterAction)
 	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		t := b.topic(rt.Topic)
+		allowed := clusterOK || (!follower && b.topicAllowed(req, kmsg.ACLOperationDescribe, rt.Topic))
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
 			p, err := b.epochReplica(t, rp.Partition, r.ReplicaID == debuggingReplicaID && req.Version >= 3)
+			if !allowed {
+				err = kerr.TopicAuthorizationFailed
+			}
 			if err == nil && req.Version >= 2 {
 				err = p.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
 			}

@@ -8,6 +8,7 @@ package server
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -17,6 +18,11 @@ func init() { register(kmsg.EndTxn.Int16(), 0, 4, handleEndTxn) }
 
 func handleEndTxn(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.EndTxnRequest)
+	if !b.authorizeTxnID(req, r.TransactionalID) {
+		resp := r.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return protocol.Response{Msg: resp}
+	}
 	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
 		return protocol.Response{Msg: b.txns.EndTxn(ctx, r)}
 	}}

@@ -19,6 +19,7 @@ package server
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
@@ -43,6 +44,9 @@ func handleWriteTxnMarkers(b *Broker, _ context.Context, req *protocol.Request) 
 	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	resp.Markers = make([]kmsg.WriteTxnMarkersResponseMarker, len(r.Markers))
 	var waits []markerWrite
+	// Only transaction coordinators send it: CLUSTER_ACTION on the
+	// cluster, else every partition fails.
+	clusterOK := b.authorizeCluster(req, kmsg.ACLOperationClusterAction)
 	for i, rm := range r.Markers {
 		m := logstore.Marker{ProducerID: rm.ProducerID, ProducerEpoch: rm.ProducerEpoch, Commit: rm.Committed, CoordinatorEpoch: rm.CoordinatorEpoch}
 		out := &resp.Markers[i]
@@ -60,6 +64,9 @@ func handleWriteTxnMarkers(b *Broker, _ context.Context, req *protocol.Request) 
 				*op = kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				op.Partition = idx
 				p, err := b.leaderPartition(t, idx)
+				if !clusterOK {
+					err = kerr.ClusterAuthorizationFailed
+				}
 				if err == nil {
 					var info logstore.AppendInfo
 					if info, err = p.AppendMarkerAsLeader(m, -1); err == nil {

@@ -24,8 +24,14 @@ func init() { register(kmsg.TxnOffsetCommit.Int16(), 0, 4, handleTxnOffsetCommit
 
 func handleTxnOffsetCommit(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
+	r, denied, resp := b.txnOffsetCommitDenied(req, r)
+	if resp != nil {
+		return protocol.Response{Msg: resp}
+	}
 	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
-		return protocol.Response{Msg: b.groups.TxnOffsetCommit(ctx, r)}
+		resp := b.groups.TxnOffsetCommit(ctx, r)
+		resp.Topics = append(resp.Topics, denied...)
+		return protocol.Response{Msg: resp}
 	}}
 }
 

@@ -29,6 +29,11 @@ func handleDescribeConfigs(b *Broker, _ context.Context, req *protocol.Request) 
 	for _, rr := range r.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		if code, msg, denied := b.configResourceDenied(req, kmsg.ACLOperationDescribeConfigs, rr.ResourceType, rr.ResourceName); denied {
+			sr.ErrorCode, sr.ErrorMessage = code, msg
+			resp.Resources = append(resp.Resources, sr)
+			continue
+		}
 		entries, err := b.describeResource(rr, r.IncludeSynonyms, docs)
 		if err != nil {
 			sr.ErrorCode, sr.ErrorMessage = adminError(err, rr.ResourceName)

@@ -26,7 +26,9 @@ func handleAlterConfigs(b *Broker, _ context.Context, req *protocol.Request) pro
 	for _, rr := range r.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		if err := b.alterConfigs(rr, r.ValidateOnly); err != nil {
+		if code, msg, denied := b.configResourceDenied(req, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); denied {
+			sr.ErrorCode, sr.ErrorMessage = code, msg
+		} else if err := b.alterConfigs(rr, r.ValidateOnly); err != nil {
 			sr.ErrorCode, sr.ErrorMessage = adminError(err, rr.ResourceName)
 		}
 		resp.Resources = append(resp.Resources, sr)

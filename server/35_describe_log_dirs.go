@@ -12,6 +12,7 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -23,6 +24,12 @@ func handleDescribeLogDirs(b *Broker, _ context.Context, req *protocol.Request) 
 	r := req.Body.(*kmsg.DescribeLogDirsRequest)
 	resp := kmsg.NewPtrDescribeLogDirsResponse()
 	resp.SetVersion(req.Version)
+	if !b.authorizeCluster(req, kmsg.ACLOperationDescribe) {
+		// Kafka answers an empty list (v3+: with the error code).
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		resp.Dirs = []kmsg.DescribeLogDirsResponseDir{}
+		return protocol.Response{Msg: resp}
+	}
 
 	var wanted map[string]map[int32]bool
 	if r.Topics != nil {

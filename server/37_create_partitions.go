@@ -29,9 +29,12 @@ func handleCreatePartitions(b *Broker, _ context.Context, req *protocol.Request)
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
 		var err error
-		if count[rt.Topic] > 1 {
+		switch {
+		case count[rt.Topic] > 1:
 			err = newTopicError(kerr.InvalidRequest, "Duplicate topic name.")
-		} else {
+		case !b.topicAllowed(req, kmsg.ACLOperationAlter, rt.Topic):
+			err = newTopicError(kerr.TopicAuthorizationFailed, "The topic authorization is failed.")
+		default:
 			err = b.createPartitionsEntry(rt, r.ValidateOnly)
 		}
 		if err != nil {

@@ -60,6 +60,10 @@ func handleElectLeaders(b *Broker, _ context.Context, req *protocol.Request) pro
 	}
 	unclean := typ == electionUnclean
 	switch {
+	case !b.authorizeCluster(req, kmsg.ACLOperationAlter):
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		fillElectLeaders(resp, b.electionResults(partitions, all, func(TopicPartition) error { return kerr.ClusterAuthorizationFailed }), all)
+		return protocol.Response{Msg: resp}
 	case !b.cluster.control.IsController():
 		fillElectLeaders(resp, b.electionResults(partitions, all, func(TopicPartition) error { return kerr.NotController }), all)
 		return protocol.Response{Msg: resp}

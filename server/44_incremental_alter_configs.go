@@ -32,7 +32,9 @@ func handleIncrementalAlterConfigs(b *Broker, _ context.Context, req *protocol.R
 	for _, rr := range r.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		if err := b.incrementalAlterConfigs(rr, r.ValidateOnly); err != nil {
+		if code, msg, denied := b.configResourceDenied(req, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); denied {
+			sr.ErrorCode, sr.ErrorMessage = code, msg
+		} else if err := b.incrementalAlterConfigs(rr, r.ValidateOnly); err != nil {
 			sr.ErrorCode, sr.ErrorMessage = adminError(err, rr.ResourceName)
 		}
 		resp.Resources = append(resp.Resources, sr)

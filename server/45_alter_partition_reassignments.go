@@ -42,6 +42,9 @@ func handleAlterPartitionReassignments(b *Broker, _ context.Context, req *protoc
 		}
 	}
 	switch {
+	case !b.authorizeCluster(req, kmsg.ACLOperationAlter):
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, nullableString(clusterAuthorizationFailedMessage)
+		return protocol.Response{Msg: resp}
 	case !b.cluster.control.IsController():
 		resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Description
 		return protocol.Response{Msg: resp}

@@ -26,6 +26,10 @@ func init() {
 func handleListPartitionReassignments(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := r.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+	if !b.authorizeCluster(req, kmsg.ACLOperationDescribe) {
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, nullableString(clusterAuthorizationFailedMessage)
+		return protocol.Response{Msg: resp}
+	}
 	if !b.cluster.control.IsController() {
 		resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Description
 		return protocol.Response{Msg: resp}

@@ -46,7 +46,12 @@ func handleDescribeCluster(b *Broker, _ context.Context, req *protocol.Request) 
 	resp.ClusterID = b.logs.ClusterID()
 	resp.ControllerID = b.controllerID()
 	if r.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOperations
+		// Kafka answers 0 to a principal that may not describe the
+		// cluster.
+		resp.ClusterAuthorizedOperations = 0
+		if b.authorizeCluster(req, kmsg.ACLOperationDescribe) {
+			resp.ClusterAuthorizedOperations = b.authorizedOperations(req, kmsg.ACLResourceTypeCluster, clusterResourceName, clusterOperations)
+		}
 	}
 	return protocol.Response{Msg: resp}
 }

@@ -10,6 +10,7 @@ package server
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -25,10 +26,15 @@ func handleDescribeProducers(b *Broker, _ context.Context, req *protocol.Request
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
 		t := b.topic(rt.Topic)
+		// Kafka checks READ on the topic.
+		readable := b.topicAllowed(req, kmsg.ACLOperationRead, rt.Topic)
 		for _, pi := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = pi
 			p, perr := b.leaderPartition(t, pi)
+			if !readable {
+				perr = kerr.TopicAuthorizationFailed
+			}
 			if perr != nil {
 				sp.ErrorCode = errCode(perr)
 				st.Partitions = append(st.Partitions, sp)

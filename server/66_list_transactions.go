@@ -15,5 +15,16 @@ import (
 func init() { register(kmsg.ListTransactions.Int16(), 0, 1, handleListTransactions) }
 
 func handleListTransactions(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
-	return protocol.Response{Msg: b.txns.ListTransactions(req.Body.(*kmsg.ListTransactionsRequest))}
+	resp := b.txns.ListTransactions(req.Body.(*kmsg.ListTransactionsRequest))
+	if b.authorizer != nil {
+		// Only the transactional ids the principal may describe.
+		kept := resp.TransactionStates[:0]
+		for _, s := range resp.TransactionStates {
+			if b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, s.TransactionalID) {
+				kept = append(kept, s)
+			}
+		}
+		resp.TransactionStates = kept
+	}
+	return protocol.Response{Msg: resp}
 }

@@ -36,7 +36,12 @@ func handleDescribeTopicPartitions(b *Broker, _ context.Context, req *protocol.R
 	all := len(r.Topics) == 0
 	var names []string
 	if all {
-		names = b.topicNames()
+		// Topics the principal may not describe are left out.
+		for _, n := range b.topicNames() {
+			if b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, n) {
+				names = append(names, n)
+			}
+		}
 	} else {
 		seen := map[string]bool{}
 		for _, t := range r.Topics {
@@ -78,7 +83,15 @@ func handleDescribeTopicPartitions(b *Broker, _ context.Context, req *protocol.R
 		if n == cursorTopic {
 			start = cursorPartition
 		}
+		if !b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, n) {
+			st := kmsg.NewDescribeTopicPartitionsResponseTopic()
+			st.Topic, st.ErrorCode = nullableString(n), kerr.TopicAuthorizationFailed.Code
+			st.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		st, next := b.describeTopicPartitions(n, start, remaining)
+		st.AuthorizedOperations = b.authorizedOperations(req, kmsg.ACLResourceTypeTopic, n, topicOperations)
 		remaining -= len(st.Partitions)
 		resp.Topics = append(resp.Topics, st)
 		if next >= 0 {
@@ -102,7 +115,6 @@ func (b *Broker) describeTopicPartitions(name string, start int32, limit int) (k
 	}
 	st.TopicID = t.ID
 	st.IsInternal = t.Internal
-	st.AuthorizedOperations = topicAuthorizedOperations
 	st.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
 	if start < 0 {
 		start = 0

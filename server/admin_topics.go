@@ -9,16 +9,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Bit sets of the operations a client may perform when no authorizer is
-// configured: Kafka then reports every operation the resource type
-// supports (AclEntry.supportedOperations). Bits are AclOperation codes.
-const (
-	topicAuthorizedOperations = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
-	// READ WRITE CREATE DELETE ALTER DESCRIBE DESCRIBE_CONFIGS ALTER_CONFIGS
-	clusterAuthorizedOperations = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
-	// CREATE ALTER DESCRIBE CLUSTER_ACTION DESCRIBE_CONFIGS ALTER_CONFIGS IDEMPOTENT_WRITE
-	authorizedOperationsNotRequested = -2147483648
-)
+// authorizedOperationsNotRequested is the bitfield's value when the
+// request did not ask for it (the schema's default, Integer.MIN_VALUE).
+const authorizedOperationsNotRequested = -2147483648
 
 // topicNameProblem returns Kafka's InvalidTopicException message for an
 // illegal name (Topic.validate), or "" for a legal one.

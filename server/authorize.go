@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -60,4 +61,43 @@ func (b *Broker) authorizedOperations(req *protocol.Request, typ kmsg.ACLResourc
 		return bits
 	}
 	return b.authorizer.AuthorizedOperations(req.Conn.Principal(), req.Conn.Host(), acl.Resource{Type: typ, Name: name}, candidates)
+}
+
+// authorizeCreateTopic is Kafka's rule for creating a topic: CREATE on
+// the cluster, or on the topic itself.
+func (b *Broker) authorizeCreateTopic(req *protocol.Request, topic string) bool {
+	return b.authorizeCluster(req, kmsg.ACLOperationCreate) || b.authorize(req, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeTopic, topic)
+}
+
+// The operations each resource type has, for the authorized-operations
+// bitfields (Kafka's AclEntry.supportedOperations).
+var (
+	topicOperations = []kmsg.ACLOperation{kmsg.ACLOperationRead, kmsg.ACLOperationWrite, kmsg.ACLOperationCreate,
+		kmsg.ACLOperationDescribe, kmsg.ACLOperationDelete, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs}
+	groupOperations   = []kmsg.ACLOperation{kmsg.ACLOperationRead, kmsg.ACLOperationDescribe, kmsg.ACLOperationDelete}
+	clusterOperations = []kmsg.ACLOperation{kmsg.ACLOperationCreate, kmsg.ACLOperationClusterAction, kmsg.ACLOperationDescribeConfigs,
+		kmsg.ACLOperationAlterConfigs, kmsg.ACLOperationIdempotentWrite, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe}
+)
+
+// Kafka's default messages of the authorization errors (Errors.java).
+const (
+	clusterAuthorizationFailedMessage = "Cluster authorization failed."
+	topicAuthorizationFailedMessage   = "Topic authorization failed."
+)
+
+// configResourceDenied checks op on a config resource: the cluster for
+// broker and broker-logger resources, the topic for a topic (Kafka's
+// handleDescribeConfigsRequest and handleAlterConfigsRequest).
+func (b *Broker) configResourceDenied(req *protocol.Request, op kmsg.ACLOperation, typ kmsg.ConfigResourceType, name string) (code int16, msg *string, denied bool) {
+	switch typ {
+	case kmsg.ConfigResourceTypeTopic:
+		if !b.authorize(req, op, kmsg.ACLResourceTypeTopic, name) {
+			return kerr.TopicAuthorizationFailed.Code, nullableString(topicAuthorizationFailedMessage), true
+		}
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+		if !b.authorizeCluster(req, op) {
+			return kerr.ClusterAuthorizationFailed.Code, nullableString(clusterAuthorizationFailedMessage), true
+		}
+	}
+	return 0, nil, false
 }
