@@ -19,9 +19,9 @@ type kgoBrokerChannel struct {
 	clientID string
 	// opts secure the connections (TLS, SASL) as the inter-broker
 	// listener requires.
-	opts     []kgo.Opt
-	mu       sync.Mutex
-	clients  map[int32]*brokerClient
+	opts    []kgo.Opt
+	mu      sync.Mutex
+	clients map[int32]*brokerClient
 }
 
 type brokerClient struct {

@@ -56,7 +56,9 @@ func handleMetadata(b *Broker, _ context.Context, req *protocol.Request) protoco
 		}
 	}
 
-	describable := func(name string) bool { return b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name) }
+	describable := func(name string) bool {
+		return b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name)
+	}
 	allTopics := r.Topics == nil || (req.Version == 0 && len(r.Topics) == 0)
 	if allTopics {
 		for _, t := range b.sortedTopics() {
