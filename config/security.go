@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kbroker/kbroker/security/acl"
 )
 
 // Security protocols a listener can speak (Kafka's SecurityProtocol enum).
@@ -170,6 +172,9 @@ func (c *Config) deriveSecurity() error {
 				Reason: fmt.Sprintf("must be included in sasl.enabled.mechanisms of listener %s when SASL is used for inter-broker communication", c.InterBrokerListenerName)}
 		}
 	}
+	if _, err := acl.ParseSuperUsers(c.values["super.users"]); err != nil {
+		return &ValueError{Key: "super.users", Value: c.values["super.users"], Reason: err.Error()}
+	}
 	switch c.AuthorizerClassName {
 	case "", AclAuthorizerClass, StandardAuthorizerClass:
 	default:
@@ -197,13 +202,8 @@ const (
 func (c *Config) AuthorizerEnabled() bool { return c.AuthorizerClassName != "" }
 
 // SuperUsers is super.users: principals separated by semicolons, as
-// Kafka's AclAuthorizer splits them.
+// Kafka's AclAuthorizer splits them (deriveSecurity checked them).
 func (c *Config) SuperUsers() []string {
-	var out []string
-	for _, p := range strings.Split(c.values["super.users"], ";") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
+	out, _ := acl.ParseSuperUsers(c.values["super.users"])
 	return out
 }

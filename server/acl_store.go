@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kbroker/kbroker/security/acl"
@@ -55,7 +56,7 @@ func (b *Broker) reloadACLs(p acl.ResourcePattern) {
 	}
 	entries, _, err := store.ResourceACLs(p)
 	if err != nil {
-		b.logger.Warn("cannot reload changed ACLs; keeping the cached ones", "resource", p.String(), "err", err)
+		b.logger.Warn("cannot reload changed ACLs; keeping the cached ones", "resource", patternString(p), "err", err)
 		return
 	}
 	b.authorizer.SetResourceACLs(p, entries)
@@ -90,5 +91,10 @@ func (b *Broker) updateResourceACLs(p acl.ResourcePattern, change func([]acl.Ent
 		b.authorizer.SetResourceACLs(p, next)
 		return nil
 	}
-	return errors.New("ACLs of " + p.String() + " kept changing concurrently")
+	return errors.New("ACLs of " + patternString(p) + " kept changing concurrently")
+}
+
+// patternString names a pattern in logs as Kafka's ResourcePattern does.
+func patternString(p acl.ResourcePattern) string {
+	return fmt.Sprintf("ResourcePattern(resourceType=%s, name=%s, patternType=%s)", acl.ResourceTypeName(p.Type), p.Name, p.PatternType)
 }

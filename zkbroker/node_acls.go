@@ -34,7 +34,11 @@ func (n *Node) ResourceACLs(p acl.ResourcePattern) ([]acl.Entry, int32, error) {
 }
 
 func readResourceACLs(zk zkstore.Client, p acl.ResourcePattern) ([]acl.Entry, int32, error) {
-	data, stat, err := zk.Get(acl.ZnodePath(p))
+	path, err := acl.ZnodePath(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	data, stat, err := zk.Get(path)
 	if errors.Is(err, zkstore.ErrNoNode) {
 		return nil, -1, nil
 	}
@@ -43,7 +47,7 @@ func readResourceACLs(zk zkstore.Client, p acl.ResourcePattern) ([]acl.Entry, in
 	}
 	entries, err := acl.DecodeEntries(data)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", acl.ZnodePath(p), err)
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return entries, stat.Version, nil
 }
@@ -56,8 +60,15 @@ func (n *Node) AllACLs() (map[acl.ResourcePattern][]acl.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The authorizer creates its tree when it starts, as Kafka's
+	// KafkaZkClient.createAclPaths does.
+	for _, p := range acl.InitPaths() {
+		if err := kafkazk.CreateRecursive(zk, p); err != nil {
+			return nil, err
+		}
+	}
 	out := map[acl.ResourcePattern][]acl.Entry{}
-	for _, root := range acl.ZnodeRoots {
+	for _, root := range []string{acl.LiteralACLRoot, acl.PrefixedACLRoot} {
 		types, _, err := zk.Children(root)
 		if errors.Is(err, zkstore.ErrNoNode) {
 			continue
@@ -103,7 +114,10 @@ func (n *Node) SetResourceACLs(p acl.ResourcePattern, entries []acl.Entry, versi
 	if err != nil {
 		return err
 	}
-	path := acl.ZnodePath(p)
+	path, err := acl.ZnodePath(p)
+	if err != nil {
+		return err
+	}
 	switch {
 	case len(entries) == 0 && version < 0:
 		return nil
@@ -145,10 +159,11 @@ func (n *Node) SetResourceACLs(p acl.ResourcePattern, entries []acl.Entry, versi
 // broker reloads that resource's ACLs. It blocks until ctx ends.
 func (n *Node) WatchACLChanges(ctx context.Context, fn func(acl.ResourcePattern)) {
 	done := make(chan struct{})
-	for _, dir := range acl.ChangeDirs {
+	dirs := []string{acl.LiteralChangesPath, acl.ExtendedChangesPath}
+	for _, dir := range dirs {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			n.watchNotifications(ctx, dir, acl.ChangePrefix, func(name string, data []byte) {
+			n.watchNotifications(ctx, dir, acl.ChangeSequencePrefix, func(name string, data []byte) {
 				p, err := acl.ParseChangeNotification(dir, data)
 				if err != nil {
 					n.log.Warn("ignoring unreadable ACL change notification", "node", dir+"/"+name, "err", err)
@@ -158,7 +173,7 @@ func (n *Node) WatchACLChanges(ctx context.Context, fn func(acl.ResourcePattern)
 			})
 		}()
 	}
-	for range acl.ChangeDirs {
+	for range dirs {
 		<-done
 	}
 }
