@@ -15,7 +15,7 @@ func (b *Broker) newNode() (*zkbroker.Node, error) {
 	var eps []zkbroker.Endpoint
 	for _, l := range b.cfg.AdvertisedListeners {
 		host, port := b.AdvertisedEndpoint(l.Name)
-		eps = append(eps, zkbroker.Endpoint{Listener: l.Name, Host: host, Port: port, SecurityProtocol: "PLAINTEXT"})
+		eps = append(eps, zkbroker.Endpoint{Listener: l.Name, Host: host, Port: port, SecurityProtocol: b.cfg.SecurityProtocol(l.Name)})
 	}
 	return zkbroker.New(zkbroker.Config{
 		BrokerID:                           b.cfg.BrokerID,
