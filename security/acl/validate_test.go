@@ -11,7 +11,9 @@ import (
 func TestValidateCreationsPerBinding(t *testing.T) {
 	good := Binding{lit(topic, "t"), ent(alice, WildcardHost, opRead, allow)}
 	with := func(mutate func(*Binding)) Binding { b := good; mutate(&b); return b }
-	invalid := func(msg string) *Rejection { return &Rejection{Scope: ScopeBinding, Err: kerr.InvalidRequest, Message: msg} }
+	invalid := func(msg string) *Rejection {
+		return &Rejection{Scope: ScopeBinding, Err: kerr.InvalidRequest, Message: msg}
+	}
 	cases := []struct {
 		name string
 		b    Binding
