@@ -178,6 +178,7 @@ func TestDecodeEntries(t *testing.T) {
 		{"empty data", ``, nil, false},
 		{"not JSON", `{"version":1,`, nil, false},
 		{"invalid UTF-8 in a string", "{\"version\":1,\"acls\":[{\"principal\":\"User:\xff\",\"permissionType\":\"Allow\",\"host\":\"*\",\"operation\":\"Read\"}]}", nil, false},
+		{"byte order mark", "\xEF\xBB\xBF{\"version\":1,\"acls\":[]}", []Entry{}, false},
 		{"whitespace only", "  \n", nil, true},
 		{"not an object", `[1]`, nil, true},
 		{"null", `null`, nil, true},
