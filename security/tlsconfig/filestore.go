@@ -276,16 +276,15 @@ func pkcs12TrustStore(s storeFile, data []byte) ([]*x509.Certificate, error) {
 	if err == nil {
 		return certs, nil
 	}
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "expected only certificate bags"):
-		// A key entry: its certificate is the trust anchor.
-		_, leaf, _, err := pkcs12.DecodeChain(data, s.password)
-		if err != nil {
-			return nil, pkcs12Error(s, err)
-		}
+	if errors.Is(err, pkcs12.ErrIncorrectPassword) || errors.Is(err, pkcs12.ErrDecryption) {
+		return nil, pkcs12Error(s, err)
+	}
+	// Not a certificates-only file: a key entry's certificate is a trust
+	// anchor.
+	if _, leaf, _, err := pkcs12.DecodeChain(data, s.password); err == nil {
 		return []*x509.Certificate{leaf}, nil
-	case strings.Contains(msg, "not marked as trusted"):
+	}
+	if strings.Contains(err.Error(), "not marked as trusted") {
 		return nil, propErr(s.locationProp, nil, "PKCS12 %s %s has certificates that are not marked as trusted for Java; "+
 			"import them with keytool -importcert (or openssl pkcs12 -export -jdktrust anyExtendedKeyUsage)", s.kind, s.path)
 	}

@@ -70,4 +70,3 @@ func pemKeyPair(chainProp, chainPEM, keyProp, keyPEM, keyPassword string) (tls.C
 	}
 	return cert, nil
 }
-
