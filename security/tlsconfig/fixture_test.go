@@ -29,10 +29,10 @@ import (
 // unrelated CA with a client certificate of its own.
 type testPKI struct {
 	caPEM, serverPEM, serverKeyPEM, clientPEM, clientKeyPEM string
-	otherCAPEM, otherClientPEM, otherClientKeyPEM         string
-	caCert                                                *x509.Certificate
-	otherClient                                           tls.Certificate
-	dir                                                   string
+	otherCAPEM, otherClientPEM, otherClientKeyPEM           string
+	caCert                                                  *x509.Certificate
+	otherClient                                             tls.Certificate
+	dir                                                     string
 }
 
 var (
@@ -108,7 +108,7 @@ func newCA(cn string) (*issued, error) {
 
 func leaf(ca *issued, cn string, usage x509.ExtKeyUsage, dns ...string) (*issued, error) {
 	return issue(ca, &x509.Certificate{
-		Subject: pkix.Name{CommonName: cn, OrganizationalUnit: []string{"eng"}, Organization: []string{"kbroker"}},
+		Subject:  pkix.Name{CommonName: cn, OrganizationalUnit: []string{"eng"}, Organization: []string{"kbroker"}},
 		DNSNames: dns, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
 	})

@@ -82,6 +82,10 @@ func TestStoreFormats(t *testing.T) {
 			KeystoreType: "PEM", KeystoreKey: p.read(t, "server-des3.key"), KeyPassword: "keypass",
 			KeystoreCertificateChain: p.serverPEM, TruststoreType: "PEM", TruststoreCertificates: p.caPEM,
 		}},
+		{"encrypted PEM key, PKCS#12 PBE SHA-1 3DES", map[string]string{
+			KeystoreType: "PEM", KeystoreKey: p.read(t, "server-pbes1.key"), KeyPassword: "keypass",
+			KeystoreCertificateChain: p.serverPEM, TruststoreType: "PEM", TruststoreCertificates: p.caPEM,
+		}},
 		{"JKS (keytool)", map[string]string{
 			KeystoreLocation: p.file("server.jks"), KeystorePassword: "storepw",
 			TruststoreLocation: p.file("trust.jks"), TruststorePassword: "storepw",

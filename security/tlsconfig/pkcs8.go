@@ -13,12 +13,15 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"unicode/utf16"
 )
 
-// Encrypted PKCS#8 keys (RFC 5958 EncryptedPrivateKeyInfo) protected with
-// PBES2 (RFC 8018): a PBKDF2 key and an AES-CBC or 3DES-CBC cipher. That is
-// what "openssl pkcs8 -topk8" writes by default and what Kafka's PemStore
-// decrypts through javax.crypto.EncryptedPrivateKeyInfo.
+// Encrypted PKCS#8 keys (RFC 5958 EncryptedPrivateKeyInfo), as Kafka's
+// PemStore decrypts them through javax.crypto.EncryptedPrivateKeyInfo:
+//   - PBES2 (RFC 8018): a PBKDF2 key and an AES-CBC or 3DES-CBC cipher,
+//     what "openssl pkcs8 -topk8" writes by default;
+//   - pbeWithSHAAnd3-KeyTripleDES-CBC (RFC 7292), Java's PBEWithSHA1AndDESede
+//     and the default of older OpenSSL, which Kafka's own tests use.
 
 var (
 	oidPBES2          = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 5, 13}
@@ -34,6 +37,7 @@ var (
 	oidAES256CBC      = asn1.ObjectIdentifier{2, 16, 840, 1, 101, 3, 4, 1, 42}
 	oidDESEDE3CBC     = asn1.ObjectIdentifier{1, 2, 840, 113549, 3, 7}
 	oidPKCS12PBE      = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 12, 1}
+	oidPBEWithSHA3DES = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 12, 1, 3}
 	oidPKCS5PBES1     = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 5}
 )
 
@@ -76,30 +80,36 @@ func decryptPKCS8(der []byte, password string) ([]byte, error) {
 	if err != nil || len(rest) != 0 {
 		return nil, errNotEncrypted
 	}
-	alg := info.Algorithm.Algorithm
-	switch {
+	var block cipher.Block
+	var iv []byte
+	switch alg := info.Algorithm.Algorithm; {
 	case alg.Equal(oidPBES2):
+		var params pbes2Params
+		if rest, err := asn1.Unmarshal(info.Algorithm.Parameters.FullBytes, &params); err != nil || len(rest) != 0 {
+			return nil, fmt.Errorf("malformed PBES2 parameters")
+		}
+		newCipher, keyLen, cbcIV, err := pbes2Cipher(params.EncryptionScheme)
+		if err != nil {
+			return nil, err
+		}
+		key, err := pbes2Key(params.KeyDerivationFunc, password, keyLen)
+		if err != nil {
+			return nil, err
+		}
+		if block, err = newCipher(key); err != nil {
+			return nil, err
+		}
+		iv = cbcIV
+	case alg.Equal(oidPBEWithSHA3DES):
+		var err error
+		if block, iv, err = pkcs12TripleDES(info.Algorithm.Parameters.FullBytes, password); err != nil {
+			return nil, err
+		}
 	case len(alg) == len(oidPKCS12PBE)+1 && alg[:len(oidPKCS12PBE)].Equal(oidPKCS12PBE),
 		len(alg) == len(oidPKCS5PBES1)+1 && alg[:len(oidPKCS5PBES1)].Equal(oidPKCS5PBES1):
-		return nil, fmt.Errorf("key encryption %v is the legacy PBES1/PKCS#12 scheme; re-encrypt it with PBES2 (openssl pkcs8 -topk8 -v2 aes-256-cbc)", alg)
+		return nil, fmt.Errorf("unsupported legacy key encryption %v (PBES1 with RC2, RC4 or DES); re-encrypt the key with PBES2: openssl pkcs8 -topk8 -v2 aes-256-cbc", alg)
 	default:
 		return nil, fmt.Errorf("unsupported key encryption algorithm %v (want PBES2)", alg)
-	}
-	var params pbes2Params
-	if rest, err := asn1.Unmarshal(info.Algorithm.Parameters.FullBytes, &params); err != nil || len(rest) != 0 {
-		return nil, fmt.Errorf("malformed PBES2 parameters")
-	}
-	newCipher, keyLen, iv, err := pbes2Cipher(params.EncryptionScheme)
-	if err != nil {
-		return nil, err
-	}
-	key, err := pbes2Key(params.KeyDerivationFunc, password, keyLen)
-	if err != nil {
-		return nil, err
-	}
-	block, err := newCipher(key)
-	if err != nil {
-		return nil, err
 	}
 	data := info.EncryptedData
 	bs := block.BlockSize()
@@ -178,4 +188,86 @@ func pbes2Key(kdf pkix.AlgorithmIdentifier, password string, keyLen int) ([]byte
 		return nil, fmt.Errorf("unsupported PBKDF2 PRF %v", prf)
 	}
 	return pbkdf2.Key(h, password, params.Salt, params.IterationCount, keyLen)
+}
+
+type pkcs12PBEParams struct {
+	Salt       []byte
+	Iterations int
+}
+
+// pkcs12TripleDES derives the 3DES key and IV of
+// pbeWithSHAAnd3-KeyTripleDES-CBC with the PKCS#12 key derivation.
+func pkcs12TripleDES(paramsDER []byte, password string) (cipher.Block, []byte, error) {
+	var params pkcs12PBEParams
+	if rest, err := asn1.Unmarshal(paramsDER, &params); err != nil || len(rest) != 0 {
+		return nil, nil, errors.New("malformed PKCS#12 PBE parameters")
+	}
+	if params.Iterations < 1 || params.Iterations > 10_000_000 {
+		return nil, nil, fmt.Errorf("PKCS#12 PBE iteration count %d out of range", params.Iterations)
+	}
+	pw := bmpPassword(password)
+	key := pkcs12KDF(params.Salt, pw, params.Iterations, 1, 24)
+	iv := pkcs12KDF(params.Salt, pw, params.Iterations, 2, 8)
+	block, err := des.NewTripleDESCipher(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return block, iv, nil
+}
+
+// bmpPassword is a password as PKCS#12 hashes it: UTF-16BE code units and
+// a terminating zero unit (RFC 7292, appendix B.1).
+func bmpPassword(password string) []byte {
+	var out []byte
+	for _, u := range utf16.Encode([]rune(password)) {
+		out = append(out, byte(u>>8), byte(u))
+	}
+	return append(out, 0, 0)
+}
+
+// pkcs12KDF is the key derivation of RFC 7292, appendix B.2, with SHA-1
+// (u = 20, v = 64): id 1 derives key bytes, 2 the IV.
+func pkcs12KDF(salt, password []byte, iterations int, id byte, size int) []byte {
+	const u, v = sha1.Size, 64
+	fill := func(p []byte) []byte {
+		if len(p) == 0 {
+			return nil
+		}
+		out := make([]byte, (len(p)+v-1)/v*v)
+		for i := range out {
+			out[i] = p[i%len(p)]
+		}
+		return out
+	}
+	d := make([]byte, v)
+	for i := range d {
+		d[i] = id
+	}
+	in := append(fill(salt), fill(password)...)
+	var out []byte
+	for len(out) < size {
+		h := sha1.New()
+		h.Write(d)
+		h.Write(in)
+		a := h.Sum(nil)
+		for range iterations - 1 {
+			sum := sha1.Sum(a)
+			a = sum[:]
+		}
+		out = append(out, a...)
+		// I_j = (I_j + B + 1) mod 2^(8v), with B = A repeated to v bytes.
+		b := make([]byte, v)
+		for i := range b {
+			b[i] = a[i%u]
+		}
+		for j := 0; j < len(in); j += v {
+			carry := 1
+			for k := v - 1; k >= 0; k-- {
+				sum := int(in[j+k]) + int(b[k]) + carry
+				in[j+k] = byte(sum)
+				carry = sum >> 8
+			}
+		}
+	}
+	return out[:size]
 }
