@@ -50,7 +50,7 @@ func TestConfigErrors(t *testing.T) {
 		{"encrypted key without password", merge(pemServer, KeystoreKey, p.read(t, "server-aes256.key")), KeystoreKey, "no ssl.key.password"},
 		{"wrong key password", merge(pemServer, KeystoreKey, p.read(t, "server-aes256.key"), KeyPassword, "wrong"), KeyPassword, "wrong password"},
 		{"key password on a plain key", merge(pemServer, KeyPassword, "keypass"), KeyPassword, "not an encrypted PKCS#8 key"},
-		
+
 		{"no key entry", merge(pemServer, KeystoreKey, p.caPEM), KeystoreKey, "private key not provided"},
 		{"two keys", merge(pemServer, KeystoreKey, p.serverKeyPEM+p.clientKeyPEM), KeystoreKey, "expected one private key, but found 2"},
 		{"key of another certificate", merge(pemServer, KeystoreKey, p.clientKeyPEM), KeystoreCertificateChain, "does not belong"},

@@ -60,18 +60,24 @@ func (s storeFile) read(typ string) ([]byte, storeFormat, error) {
 		}
 		return nil, 0, propErr(s.locationProp, err, "cannot read %s file %s", s.kind, s.path)
 	}
+	format, err := s.format(data)
+	return data, format, err
+}
+
+// format tells JKS from PKCS12 by the first bytes.
+func (s storeFile) format(data []byte) (storeFormat, error) {
 	if len(data) >= 4 {
 		switch binary.BigEndian.Uint32(data) {
 		case jksMagic:
-			return data, formatJKS, nil
+			return formatJKS, nil
 		case jceksMagic:
-			return nil, 0, propErr(s.typeProp, nil, "%s %s is a JCEKS file, which is not supported; convert it to PKCS12 with keytool -importkeystore", s.kind, s.path)
+			return 0, propErr(s.typeProp, nil, "%s %s is a JCEKS file, which is not supported; convert it to PKCS12 with keytool -importkeystore", s.kind, s.path)
 		}
 	}
 	if len(data) == 0 || data[0] != 0x30 {
-		return nil, 0, propErr(s.locationProp, nil, "%s %s is neither a JKS nor a PKCS12 file", s.kind, s.path)
+		return 0, propErr(s.locationProp, nil, "%s %s is neither a JKS nor a PKCS12 file", s.kind, s.path)
 	}
-	return data, formatPKCS12, nil
+	return formatPKCS12, nil
 }
 
 // jksPassword is how Java feeds a password to JKS: UTF-16 code units, which
@@ -133,6 +139,10 @@ func keyStoreCertificates(s storeFile, typ, keyPassword string) ([]tls.Certifica
 	if err != nil {
 		return nil, err
 	}
+	return keyStoreFromBytes(s, data, format, keyPassword)
+}
+
+func keyStoreFromBytes(s storeFile, data []byte, format storeFormat, keyPassword string) ([]tls.Certificate, error) {
 	keyProp := KeyPassword
 	if keyPassword == "" {
 		keyPassword, keyProp = s.password, s.passwordProp
@@ -236,6 +246,10 @@ func trustStoreCertificates(s storeFile, typ string) ([]*x509.Certificate, error
 	if err != nil {
 		return nil, err
 	}
+	return trustStoreFromBytes(s, data, format)
+}
+
+func trustStoreFromBytes(s storeFile, data []byte, format storeFormat) ([]*x509.Certificate, error) {
 	if format == formatPKCS12 {
 		return pkcs12TrustStore(s, data)
 	}
