@@ -23,7 +23,7 @@ func FromCertificate(cert *x509.Certificate, m *SSLMapper) (Principal, error) {
 	dn := DistinguishedName(cert)
 	name, err := m.Name(dn)
 	if err != nil {
-		return Principal{}, fmt.Errorf("Failed to map name for '%s' based on SSL principal mapping rules: %w", dn, err)
+		return Principal{}, fmt.Errorf("failed to map name for '%s' based on SSL principal mapping rules: %w", dn, err)
 	}
 	return User(name), nil
 }

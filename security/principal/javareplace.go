@@ -50,7 +50,8 @@ func isASCIIAlnum(c uint16) bool {
 // Java's Matcher.appendExpandedReplacement does: "\x" is a literal x; "$n"
 // takes the first digit, then further digits while the number stays a
 // group of the pattern; "${name}" is a named group; an unmatched group adds
-// nothing. The error cases are Java's exceptions, with its messages.
+// nothing. The error cases are Java's exceptions, with its messages in
+// lower case.
 func (j *javaRegexp) appendExpanded(out, repl []uint16, s string, m []int) ([]uint16, error) {
 	groups := j.re.NumSubexp()
 	for cursor := 0; cursor < len(repl); {
@@ -72,7 +73,7 @@ func (j *javaRegexp) appendExpanded(out, repl []uint16, s string, m []int) ([]ui
 		}
 		cursor++
 		if cursor == len(repl) {
-			return nil, fmt.Errorf("Illegal group reference: group index is missing")
+			return nil, fmt.Errorf("illegal group reference: group index is missing")
 		}
 		var ref int
 		if repl[cursor] == '{' {
@@ -93,12 +94,12 @@ func (j *javaRegexp) appendExpanded(out, repl []uint16, s string, m []int) ([]ui
 			}
 			ref = j.re.SubexpIndex(name)
 			if ref < 0 {
-				return nil, fmt.Errorf("No group with name {%s}", name)
+				return nil, fmt.Errorf("no group with name {%s}", name)
 			}
 			cursor++
 		} else {
 			if !isASCIIDigit(repl[cursor]) {
-				return nil, fmt.Errorf("Illegal group reference")
+				return nil, fmt.Errorf("illegal group reference")
 			}
 			ref = int(repl[cursor] - '0')
 			cursor++
@@ -112,7 +113,7 @@ func (j *javaRegexp) appendExpanded(out, repl []uint16, s string, m []int) ([]ui
 			}
 		}
 		if ref > groups {
-			return nil, fmt.Errorf("No group %d", ref)
+			return nil, fmt.Errorf("no group %d", ref)
 		}
 		if m[2*ref] >= 0 && m[2*ref+1] >= 0 {
 			out = appendUTF16(out, s[m[2*ref]:m[2*ref+1]])
@@ -145,7 +146,7 @@ func escapeLiteralBackReferences(unescaped string, groups int) (string, error) {
 		}
 		idx, err := strconv.ParseInt(num, 10, 32)
 		if err != nil {
-			return "", fmt.Errorf("For input string: %q", num)
+			return "", fmt.Errorf("for input string: %q", num)
 		}
 		for idx > int64(groups) && idx >= 10 {
 			idx /= 10

@@ -137,16 +137,16 @@ func TestSSLMapperJavaReplacementRules(t *testing.T) {
 		{"two-digit reference shortens", "RULE:^CN=([a-z]+)$/$12/", "CN=abc", "abc2", ""},
 		{"named group", "RULE:^CN=(?<user>[a-z]+)$/${user}/U", "CN=abc", "ABC", ""},
 		{"backslash escapes in the replacement", `RULE:^CN=([a-z]+)$/\$1=$1/`, "CN=abc", "$1=abc", ""},
-		{"no groups: $1 is an error", "RULE:^CN=abc$/$1/", "CN=abc", "", "No group 1"},
+		{"no groups: $1 is an error", "RULE:^CN=abc$/$1/", "CN=abc", "", "no group 1"},
 		// The grammar keeps backslashes in pairs, so "\\" reaches Java's
 		// replacement rules and becomes one literal backslash.
 		{"escaped backslash", `RULE:^CN=(abc)$/$1\\/`, "CN=abc", `abc\`, ""},
 		{"trailing $ is an error", `RULE:^CN=(abc)$/$1$/`, "CN=abc", "", "group index is missing"},
-		{"unknown named group", "RULE:^CN=(abc)$/${x}/", "CN=abc", "", "No group with name {x}"},
+		{"unknown named group", "RULE:^CN=(abc)$/${x}/", "CN=abc", "", "no group with name {x}"},
 		// Kafka's escapeLiteralBackReferences reuses offsets from the
 		// original string after inserting a backslash, so the second missing
 		// group is escaped one place early and stays a reference.
-		{"Kafka's second missing reference", "RULE:^CN=(abc)$/$5$6/", "CN=abc", "", "No group 6"},
+		{"Kafka's second missing reference", "RULE:^CN=(abc)$/$5$6/", "CN=abc", "", "no group 6"},
 		{"Java dot stops at a carriage return", "RULE:^CN=(.*)$/$1/", "CN=a\rb", "", "No rules apply"},
 		{"first matching rule wins", "RULE:^CN=(x)$/$1/,RULE:^CN=(.*)$/$1/L,DEFAULT", "CN=ABC", "abc", ""},
 		{"no rule applies", "RULE:^CN=(x)$/$1/", "CN=y", "", "No rules apply to CN=y, rules [RULE:^CN=(x)$/$1]"},

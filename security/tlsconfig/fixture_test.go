@@ -235,7 +235,7 @@ func (p *testPKI) read(t *testing.T, name string) string {
 // TCP connection (kernel buffers keep an alert from blocking its sender, as
 // it can over net.Pipe), sends one byte from client to server, and returns
 // both sides' errors and the server's view of the connection.
-func handshake(t *testing.T, server, client *tls.Config) (clientErr, serverErr error, state tls.ConnectionState) {
+func handshake(t *testing.T, server, client *tls.Config) (state tls.ConnectionState, clientErr, serverErr error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -278,7 +278,7 @@ func handshake(t *testing.T, server, client *tls.Config) (clientErr, serverErr e
 	}
 	<-done
 	cli.Close()
-	return clientErr, serverErr, state
+	return state, clientErr, serverErr
 }
 
 func isTimeoutOrEOF(err error) bool {

@@ -114,7 +114,7 @@ func TestStoreFormats(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			server := mustServer(t, merge(c.server, ClientAuth, "required"))
 			client := mustClient(t, clientProps, "broker.test")
-			cerr, serr, state := handshake(t, server, client)
+			state, cerr, serr := handshake(t, server, client)
 			if cerr != nil || serr != nil {
 				t.Fatalf("handshake: client %v, server %v", cerr, serr)
 			}
@@ -147,7 +147,7 @@ func TestStoreFormatsAsClient(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cerr, serr, state := handshake(t, server, mustClient(t, props, "broker.test"))
+			state, cerr, serr := handshake(t, server, mustClient(t, props, "broker.test"))
 			if props[KeystoreLocation] == "" {
 				if serr == nil {
 					t.Fatal("server accepted a client without a certificate")
@@ -191,7 +191,7 @@ func TestClientAuth(t *testing.T) {
 		{"\x00", good, true, ""}, // unset is none
 	} {
 		server := mustServer(t, merge(p.serverPEMProps(), ClientAuth, c.auth))
-		cerr, serr, state := handshake(t, server, c.client)
+		state, cerr, serr := handshake(t, server, c.client)
 		name := c.auth
 		if c.client == intruder {
 			name += " with another CA's certificate"
@@ -242,7 +242,7 @@ func TestEndpointIdentification(t *testing.T) {
 		{"off still checks the chain", merge(untrusted, EndpointIdentification, ""), "broker.test", false},
 		{"https checks the chain", untrusted, "broker.test", false},
 	} {
-		cerr, serr, _ := handshake(t, server, mustClient(t, c.props, c.serverName))
+		_, cerr, serr := handshake(t, server, mustClient(t, c.props, c.serverName))
 		if c.ok != (cerr == nil && serr == nil) {
 			t.Errorf("%s: client %v, server %v; want ok=%v", c.name, cerr, serr, c.ok)
 		}
@@ -291,7 +291,7 @@ func TestProtocolsAndCipherSuites(t *testing.T) {
 	} {
 		server := mustServer(t, merge(p.serverPEMProps(), c.server...))
 		client := mustClient(t, merge(p.clientPEMProps(), c.client...), "broker.test")
-		cerr, serr, state := handshake(t, server, client)
+		state, cerr, serr := handshake(t, server, client)
 		if c.ok != (cerr == nil && serr == nil) {
 			t.Errorf("%s: client %v, server %v; want ok=%v", c.name, cerr, serr, c.ok)
 			continue
