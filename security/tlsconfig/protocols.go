@@ -52,9 +52,9 @@ func versionRange(p props) (lo, hi uint16, err error) {
 // from a "TLSv1.2" context does not offer TLS 1.3 even when
 // ssl.enabled.protocols lists it (Kafka's SslConfigs documentation of
 // ssl.protocol), so for a client it caps the highest version; "TLS",
-// "TLSv1.3" and the old "SSL"/"SSLv2"/"SSLv3" names cap nothing. A JSSE
-// server context enables every version whatever its name, so servers
-// ignore the cap.
+// "TLSv1.3" and the old "SSL"/"SSLv2"/"SSLv3" names cap nothing. Kafka
+// documents the effect for clients only, and Server only checks that the
+// name is known.
 func protocolCap(p props) (uint16, error) {
 	name := p.getDefault(Protocol, DefaultProtocol)
 	switch name {
