@@ -189,13 +189,18 @@ type authServer struct {
 	logs *syncBuffer
 }
 
-func startAuthServer(t *testing.T, cfg ServerConfig, lc ListenerConfig) *authServer {
+// startAuthServer serves lc; setup adjusts the handler before any
+// connection can reach it.
+func startAuthServer(t *testing.T, cfg ServerConfig, lc ListenerConfig, setup ...func(*authHandler)) *authServer {
 	t.Helper()
 	ln := listen(t)
 	reg := prometheus.NewRegistry()
 	cfg.Registerer = reg
 	logs := &syncBuffer{}
 	h := newAuthHandler()
+	for _, f := range setup {
+		f(h)
+	}
 	as := &authServer{
 		srv:  NewServer(cfg, h, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 		addr: ln.Addr().String(),
