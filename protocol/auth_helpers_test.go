@@ -45,6 +45,9 @@ func (m testMechanisms) New(mechanism string) (SASLServer, bool) {
 	return nil, false
 }
 
+// errBadCredentials is worded as Kafka's PlainServer words it.
+//
+//lint:ignore ST1005 Kafka's message, capitalised as Kafka writes it
 var errBadCredentials = errors.New("Authentication failed: Invalid username or password")
 
 // plainServer is SASL/PLAIN's server side (RFC 4616): one token, no reply.
