@@ -439,3 +439,53 @@ func TestSASLBadConnectionDoesNotAffectOthers(t *testing.T) {
 		}
 	}
 }
+
+// The exchange can be pipelined after a v0 handshake too: the frame after
+// it is read as a bare token, the one after that as a request.
+func TestSASLRawTokensPipelined(t *testing.T) {
+	as := startAuthServer(t, ServerConfig{}, saslListener("SASL_PLAINTEXT"))
+	c := dial(t, as.addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version = 0
+	hs.Mechanism = "MULTI"
+	id := "pipeliner"
+	var buf bytes.Buffer
+	buf.Write(encodeRequest(1, &id, hs))
+	for _, tok := range []string{"alice", "proof:alice-secret", "ack"} {
+		buf.Write(rawFrame([]byte(tok)))
+	}
+	md := metadataReq()
+	buf.Write(encodeRequest(2, &id, md))
+	c.write(buf.Bytes())
+	if _, r := c.recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
+		t.Fatalf("SaslHandshake error %d", r.(*kmsg.SASLHandshakeResponse).ErrorCode)
+	}
+	for _, want := range []string{"challenge:alice", "verifier", "welcome:alice"} {
+		b, err := c.readFrame()
+		if err != nil || string(b) != want {
+			t.Fatalf("raw reply %q, %v; want %q", b, err, want)
+		}
+	}
+	if corr, _ := c.recv(md); corr != 2 {
+		t.Fatalf("Metadata correlation id %d", corr)
+	}
+	if got := principalsOf(as.h.handled(), 3); !slices.Equal(got, []string{"User:alice"}) {
+		t.Fatalf("Metadata principals %v", got)
+	}
+}
+
+// Once authenticated, a SaslAuthenticate is an ordinary request for the
+// handler to refuse, as Kafka's KafkaApis does with ILLEGAL_SASL_STATE;
+// it does not reopen the exchange.
+func TestSASLAuthenticateAfterAuthenticationReachesHandler(t *testing.T) {
+	as := startAuthServer(t, ServerConfig{}, saslListener("SASL_PLAINTEXT"))
+	c := dial(t, as.addr)
+	c.loginPlain(1, 2, "alice", "alice-secret")
+	c.authenticate(3, 2, plainToken("bob", "bob-secret"))
+	c.metadata(4)
+	rs := as.h.handled()
+	if len(rs) != 2 || rs[0].key != saslAuthenticateKey || rs[0].principal != "User:alice" || rs[1].principal != "User:alice" {
+		t.Fatalf("handled %+v", rs)
+	}
+	as.wantCounts(t, authCounts{ok: 1})
+}
