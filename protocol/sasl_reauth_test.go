@@ -1,12 +1,14 @@
 package protocol
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -265,4 +267,63 @@ func TestSASLNoReauthClientExpires(t *testing.T) {
 	c.send(2, metadataReq())
 	c.expectClosedWithin(5 * time.Second)
 	as.wantCounts(t, authCounts{ok: 1, noReauth: 1})
+}
+
+// The five counters as exposed, labelled by listener: each listener
+// counts its own connections.
+func TestAuthenticationMetricsExposition(t *testing.T) {
+	as := startAuthServer(t, ServerConfig{}, reauthListener(time.Minute))
+	other := listen(t)
+	otherLC := saslListener("SASL_OTHER")
+	served := make(chan error, 1)
+	go func() { served <- as.srv.ServeListener(context.Background(), other, otherLC) }()
+	t.Cleanup(func() {
+		as.srv.Close()
+		if err := <-served; err != nil {
+			t.Errorf("ServeListener: %v", err)
+		}
+	})
+
+	// One SaslAuthenticate v0 login (no re-authentication possible),
+	// one successful and one refused re-authentication.
+	c := dial(t, as.addr)
+	c.loginPlain(1, 0, "alice", "alice-secret")
+	c.loginPlain(3, 2, "alice", "alice-secret")
+	c.handshake(5, 1, "PLAIN")
+	c.authenticate(6, 2, plainToken("bob", "bob-secret"))
+	c.expectClosed()
+	// Two failed logins.
+	for i := range 2 {
+		c := dial(t, as.addr)
+		c.handshake(1, 1, "PLAIN")
+		c.authenticate(2, 1, plainToken("carol", fmt.Sprint(i)))
+		c.expectClosed()
+	}
+	// The other listener: one login, no session limit.
+	o := dial(t, other.Addr().String())
+	o.loginPlain(1, 1, "bob", "bob-secret")
+	o.metadata(3)
+	as.wantCounts(t, authCounts{ok: 1, failed: 2, reauthOK: 1, reauthFailed: 1, noReauth: 1})
+
+	want := `
+# HELP kafka_server_socket_server_metrics_failed_authentication_total Connections that failed to authenticate and were closed.
+# TYPE kafka_server_socket_server_metrics_failed_authentication_total counter
+kafka_server_socket_server_metrics_failed_authentication_total{listener="SASL_PLAINTEXT"} 2
+# HELP kafka_server_socket_server_metrics_failed_reauthentication_total SASL re-authentications that failed.
+# TYPE kafka_server_socket_server_metrics_failed_reauthentication_total counter
+kafka_server_socket_server_metrics_failed_reauthentication_total{listener="SASL_PLAINTEXT"} 1
+# HELP kafka_server_socket_server_metrics_successful_authentication_no_reauth_total Authentications by clients that cannot re-authenticate while connections.max.reauth.ms is set.
+# TYPE kafka_server_socket_server_metrics_successful_authentication_no_reauth_total counter
+kafka_server_socket_server_metrics_successful_authentication_no_reauth_total{listener="SASL_PLAINTEXT"} 1
+# HELP kafka_server_socket_server_metrics_successful_authentication_total Connections that authenticated (TLS handshake on SSL listeners, SASL on SASL ones).
+# TYPE kafka_server_socket_server_metrics_successful_authentication_total counter
+kafka_server_socket_server_metrics_successful_authentication_total{listener="SASL_OTHER"} 1
+kafka_server_socket_server_metrics_successful_authentication_total{listener="SASL_PLAINTEXT"} 1
+# HELP kafka_server_socket_server_metrics_successful_reauthentication_total SASL re-authentications that succeeded (KIP-368).
+# TYPE kafka_server_socket_server_metrics_successful_reauthentication_total counter
+kafka_server_socket_server_metrics_successful_reauthentication_total{listener="SASL_PLAINTEXT"} 1
+`
+	if err := testutil.GatherAndCompare(as.reg, strings.NewReader(want), mAuthOK, mAuthFailed, mReauthOK, mReauthFailed, mNoReauth); err != nil {
+		t.Fatal(err)
+	}
 }
