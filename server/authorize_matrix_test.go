@@ -1,0 +1,569 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/logstore"
+)
+
+// The authorization matrix: for every API this broker serves, what Kafka
+// 3.9's KafkaApis (ZooKeeper mode) answers a principal without ACLs, one
+// ACL short of what the API needs, with exactly those ACLs, with each of
+// the other ACL sets Kafka accepts instead, with an explicit DENY next to
+// the ALLOW, and as a super user. A denied principal must get Kafka's
+// error code and none of the data; an allowed one must get a real answer.
+// Every served API key needs a row: a new API does not pass until it says
+// how it is authorized.
+
+// notRequired marks, in authzCase.codes, an ACL without which Kafka still
+// answers successfully and only leaves something out of the answer; the
+// "one ACL short" phase is not run for it.
+const notRequired int16 = -1
+
+// authzCase is one row of the matrix.
+type authzCase struct {
+	name    string
+	key     int16
+	version int16
+	// acls is exactly what Kafka requires; nil for an API Kafka does not
+	// authorize (every phase then expects the same answer).
+	acls []aclSpec
+	// codes[i] is Kafka's answer when acls[i] is the first one missing;
+	// a single entry applies to every ACL.
+	codes []int16
+	// alternatives are other ACL sets Kafka accepts in place of acls.
+	alternatives [][]aclSpec
+	// notEnough are ACL sets that look close but that Kafka refuses.
+	notEnough []authzShortfall
+	// deny is added next to acls in the deny phase (default: the DENY
+	// twin of acls[0]); denyCode is Kafka's answer then (default codes[0]).
+	deny     []aclSpec
+	denyCode *int16
+	// build returns the request of one phase; it may prepare what the
+	// phase needs (as the super user) and note it in ph.
+	build func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request
+	// check judges the answer: ph.denied says whether Kafka refuses the
+	// phase, ph.code with what.
+	check func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response)
+}
+
+type authzShortfall struct {
+	acls []aclSpec
+	code int16
+}
+
+// authzPhase is one attempt of a row.
+type authzPhase struct {
+	kind   string // none, short, notenough, allow, otherhost, alternative, deny, super
+	tag    string // unique per phase: names the principal and what the phase creates
+	denied bool
+	code   int16
+	super  bool
+	host   string
+	grant  []aclSpec
+
+	// Scratch for build and check.
+	saved   int64
+	p       producer
+	m       groupMember
+	cleanup func(t *testing.T)
+}
+
+func (ph *authzPhase) principal() string {
+	if ph.super {
+		return authzSuper
+	}
+	return "User:" + ph.tag
+}
+
+// otherHost is an address no host-restricted ACL names.
+const otherHost = "10.20.30.40"
+
+func (c authzCase) code(i int) int16 {
+	if len(c.codes) == 1 {
+		return c.codes[0]
+	}
+	return c.codes[i]
+}
+
+// phases lists the attempts of row idx in the order they run.
+func (c authzCase) phases(idx int) []*authzPhase {
+	tag := func(kind string) string { return fmt.Sprintf("r%02d-%s", idx, kind) }
+	var out []*authzPhase
+	add := func(ph *authzPhase, grant []aclSpec) {
+		if ph.host == "" {
+			ph.host = authzHost
+		}
+		ph.grant = grant
+		out = append(out, ph)
+	}
+	if c.acls == nil {
+		everything := []aclSpec{
+			clusterACL(kmsg.ACLOperationAll).denial(), topicACL(kmsg.ACLOperationAll, "*").denial(),
+			groupACL(kmsg.ACLOperationAll, "*").denial(), txnACL(kmsg.ACLOperationAll, "*").denial(),
+		}
+		add(&authzPhase{kind: "none", tag: tag("none")}, nil)
+		add(&authzPhase{kind: "deny", tag: tag("deny")}, everything)
+		add(&authzPhase{kind: "super", tag: tag("super"), super: true}, nil)
+		return out
+	}
+	add(&authzPhase{kind: "none", tag: tag("none"), denied: true, code: c.code(0)}, nil)
+	if len(c.acls) > 1 {
+		for i := range c.acls {
+			if c.code(i) == notRequired {
+				continue
+			}
+			short := slices.Delete(slices.Clone(c.acls), i, i+1)
+			add(&authzPhase{kind: "short", tag: tag(fmt.Sprintf("short%d", i)), denied: true, code: c.code(i)}, short)
+		}
+	}
+	for i, n := range c.notEnough {
+		add(&authzPhase{kind: "notenough", tag: tag(fmt.Sprintf("ne%d", i)), denied: true, code: n.code}, n.acls)
+	}
+	add(&authzPhase{kind: "allow", tag: tag("allow")}, c.acls)
+	for i, a := range c.acls {
+		if a.host != "" {
+			// The allow phase's principal, connecting from elsewhere.
+			add(&authzPhase{kind: "otherhost", tag: tag("otherhost"), denied: true, code: c.code(i), host: otherHost}, c.acls)
+			break
+		}
+	}
+	for i, alt := range c.alternatives {
+		add(&authzPhase{kind: "alternative", tag: tag(fmt.Sprintf("alt%d", i))}, alt)
+	}
+	deny, code := c.deny, c.code(0)
+	if deny == nil {
+		deny = []aclSpec{c.acls[0].denial()}
+	}
+	if c.denyCode != nil {
+		code = *c.denyCode
+	}
+	add(&authzPhase{kind: "deny", tag: tag("deny"), denied: true, code: code}, append(slices.Clone(c.acls), deny...))
+	add(&authzPhase{kind: "super", tag: tag("super"), super: true}, nil)
+	return out
+}
+
+func TestAuthorizationMatrix(t *testing.T) {
+	e := startAuthzBroker(t)
+	f := setupAuthzFixture(t, e)
+	cases := authzCases(f)
+
+	covered := map[int16]bool{}
+	for _, c := range cases {
+		covered[c.key] = true
+		min, max, ok := e.b.Versions(c.key)
+		if !ok || c.version < min || c.version > max {
+			t.Errorf("%s: %s v%d is not served", c.name, kmsg.NameForKey(c.key), c.version)
+		}
+	}
+	for _, k := range supportedAPIs() {
+		if !covered[k.ApiKey] {
+			t.Errorf("%s (key %d) is served but has no row in the authorization matrix", kmsg.NameForKey(k.ApiKey), k.ApiKey)
+		}
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, ph := range c.phases(i) {
+				if !ph.super {
+					e.grant(t, ph.principal(), ph.grant...)
+				}
+				req := c.build(t, e, ph)
+				req.SetVersion(c.version)
+				resp := e.send(t, ph.principal(), ph.host, req)
+				ok := t.Run(ph.tag, func(t *testing.T) {
+					if ph.denied {
+						t.Logf("granted %v; Kafka answers %s", ph.grant, errName(ph.code))
+					} else {
+						t.Logf("granted %v; Kafka allows it", ph.grant)
+					}
+					c.check(t, e, ph, resp)
+				})
+				if ph.cleanup != nil {
+					ph.cleanup(t)
+				}
+				if !ok {
+					return
+				}
+			}
+		})
+	}
+}
+
+// authzFixture is what every row finds in the broker: data a denied
+// principal must not see.
+type authzFixture struct {
+	e *authzEnv
+	// orders is the topic most rows ask about: records of an idempotent
+	// producer, offsets of group "readers", an open transaction.
+	ordersID [16]byte
+	// live is a Stable group of one static member whose assignment is
+	// liveAssignment.
+	live groupMember
+	// ongoing is a transaction with orders-0 in it.
+	ongoing producer
+}
+
+const liveAssignment = "secret-assignment"
+
+func setupAuthzFixture(t *testing.T, e *authzEnv) *authzFixture {
+	t.Helper()
+	// Super users pass even an explicit DENY of everything.
+	e.grant(t, authzSuper,
+		clusterACL(kmsg.ACLOperationAll).denial(), topicACL(kmsg.ACLOperationAll, "*").denial(),
+		groupACL(kmsg.ACLOperationAll, "*").denial(), txnACL(kmsg.ACLOperationAll, "*").denial())
+	e.awaitCoordinators(t)
+	for _, name := range []string{"orders", "secret", "trim", "markers", "cfg", "stop-victim"} {
+		e.createTopic(t, name, 1)
+	}
+	f := &authzFixture{e: e, ordersID: e.b.topic("orders").ID}
+
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.SetVersion(4)
+	ip := e.admin(t, req).(*kmsg.InitProducerIDResponse)
+	if ip.ErrorCode != 0 {
+		t.Fatalf("idempotent InitProducerId: %s", errName(ip.ErrorCode))
+	}
+	e.produce(t, "orders", logstoreOpts(ip.ProducerID, ip.ProducerEpoch, 0, false), 3, nil)
+	e.produce(t, "secret", plainOpts(), 2, nil)
+	e.produce(t, "trim", plainOpts(), 2, nil)
+
+	e.commitOffset(t, "readers", "orders", 2)
+	e.commitOffset(t, "readers", "secret", 5)
+	e.commitOffset(t, "hidden", "secret", 1)
+	f.live = e.joinGroup(t, "live", "live-1", []byte(liveAssignment))
+	f.ongoing = e.initProducer(t, "ongoing")
+	e.beginTxn(t, f.ongoing, "orders")
+	return f
+}
+
+// opsBits is an authorized-operations bitfield (Kafka's
+// Utils.to32BitField of the operations' codes).
+func opsBits(ops ...kmsg.ACLOperation) int32 {
+	var bits int32
+	for _, op := range ops {
+		bits |= 1 << uint(op)
+	}
+	return bits
+}
+
+func wantCode(t *testing.T, what string, got, want int16) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s: %s, want %s", what, errName(got), errName(want))
+	}
+}
+
+func wantTopics[T any](t *testing.T, what string, items []T, name func(T) string, want ...string) {
+	t.Helper()
+	var got []string
+	for _, it := range items {
+		got = append(got, name(it))
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: %q, want %q", what, got, want)
+	}
+}
+
+func has[T any](items []T, name func(T) string, want string) bool {
+	for _, it := range items {
+		if name(it) == want {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = bytes.Equal
+var _ = kerr.TopicAuthorizationFailed
+
+func logstoreOpts(id int64, epoch int16, seq int32, transactional bool) logstore.BatchOptions {
+	return logstore.BatchOptions{ProducerID: id, ProducerEpoch: epoch, BaseSequence: seq, Transactional: transactional}
+}
+
+// Error codes the rows name.
+var (
+	topicDenied   = kerr.TopicAuthorizationFailed.Code
+	groupDenied   = kerr.GroupAuthorizationFailed.Code
+	clusterDenied = kerr.ClusterAuthorizationFailed.Code
+	txnDenied     = kerr.TransactionalIDAuthorizationFailed.Code
+)
+
+const (
+	opRead            = kmsg.ACLOperationRead
+	opWrite           = kmsg.ACLOperationWrite
+	opCreate          = kmsg.ACLOperationCreate
+	opDelete          = kmsg.ACLOperationDelete
+	opAlter           = kmsg.ACLOperationAlter
+	opDescribe        = kmsg.ACLOperationDescribe
+	opClusterAction   = kmsg.ACLOperationClusterAction
+	opDescribeConfigs = kmsg.ACLOperationDescribeConfigs
+	opAlterConfigs    = kmsg.ACLOperationAlterConfigs
+	opIdempotentWrite = kmsg.ACLOperationIdempotentWrite
+)
+
+func authzCases(f *authzFixture) []authzCase {
+	var cases []authzCase
+	cases = append(cases, dataPathCases(f)...)
+	return cases
+}
+
+// dataPathCases: Produce, Fetch, ListOffsets, Metadata.
+func dataPathCases(f *authzFixture) []authzCase {
+	return []authzCase{
+		{
+			name: "Produce", key: 0, version: 11,
+			acls:  []aclSpec{topicACL(opWrite, "orders")},
+			codes: []int16{topicDenied},
+			alternatives: [][]aclSpec{
+				{topicACL(opWrite, "ord").prefixed()},
+				{topicACL(opWrite, "*")},
+				{topicACL(kmsg.ACLOperationAll, "orders")},
+			},
+			notEnough: []authzShortfall{
+				{[]aclSpec{topicACL(opDescribe, "orders")}, topicDenied},
+				{[]aclSpec{topicACL(opRead, "orders")}, topicDenied},
+				{[]aclSpec{topicACL(opWrite, "orders-").prefixed()}, topicDenied},
+			},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				ph.saved = e.logEnd(t, "orders")
+				return produceRequest(t, "orders", plainOpts(), nil)
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				sp := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+				if ph.denied {
+					wantCode(t, "partition", sp.ErrorCode, ph.code)
+					if sp.BaseOffset != -1 || sp.LogAppendTime != -1 || sp.LogStartOffset != -1 {
+						t.Errorf("denied produce reports offsets: %+v", sp)
+					}
+					if end := e.logEnd(t, "orders"); end != ph.saved {
+						t.Errorf("denied produce appended: log end %d, was %d", end, ph.saved)
+					}
+					return
+				}
+				wantCode(t, "partition", sp.ErrorCode, 0)
+				if sp.BaseOffset != ph.saved {
+					t.Errorf("base offset %d, want %d", sp.BaseOffset, ph.saved)
+				}
+			},
+		},
+		{
+			// Kafka asks for WRITE on the transactional id only when the
+			// records are transactional.
+			name: "Produce/transactional", key: 0, version: 11,
+			acls:  []aclSpec{txnACL(opWrite, "txprod-").prefixed(), topicACL(opWrite, "orders")},
+			codes: []int16{txnDenied, topicDenied},
+			notEnough: []authzShortfall{
+				{[]aclSpec{txnACL(opDescribe, "txprod-").prefixed(), topicACL(opWrite, "orders")}, txnDenied},
+			},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				ph.p = e.initProducer(t, "txprod-"+ph.tag)
+				e.beginTxn(t, ph.p, "orders")
+				ph.cleanup = func(t *testing.T) { e.endTxn(t, ph.p, false) }
+				ph.saved = e.logEnd(t, "orders")
+				return produceRequest(t, "orders", logstoreOpts(ph.p.id, ph.p.epoch, 0, true), &ph.p.txnID)
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				sp := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+				if ph.denied {
+					wantCode(t, "partition", sp.ErrorCode, ph.code)
+					if sp.BaseOffset != -1 {
+						t.Errorf("denied produce reports base offset %d", sp.BaseOffset)
+					}
+					if end := e.logEnd(t, "orders"); end != ph.saved {
+						t.Errorf("denied produce appended: log end %d, was %d", end, ph.saved)
+					}
+					return
+				}
+				wantCode(t, "partition", sp.ErrorCode, 0)
+			},
+		},
+		{
+			// A transactional id on non-transactional records is not
+			// checked (KafkaApis.handleProduceRequest looks at the records).
+			name: "Produce/transactional id, plain records", key: 0, version: 11,
+			acls:  []aclSpec{topicACL(opWrite, "orders")},
+			codes: []int16{topicDenied},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				ph.saved = e.logEnd(t, "orders")
+				return produceRequest(t, "orders", plainOpts(), strp("txprod-unused"))
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				sp := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+				if ph.denied {
+					wantCode(t, "partition", sp.ErrorCode, ph.code)
+					return
+				}
+				wantCode(t, "partition", sp.ErrorCode, 0)
+				if sp.BaseOffset != ph.saved {
+					t.Errorf("base offset %d, want %d", sp.BaseOffset, ph.saved)
+				}
+			},
+		},
+		{
+			// Transactional records without a transactional id fail for
+			// everyone, super users included: Kafka's check needs an id.
+			name: "Produce/transactional records, no transactional id", key: 0, version: 11,
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				ph.saved = e.logEnd(t, "orders")
+				return produceRequest(t, "orders", logstoreOpts(4242, 0, 0, true), nil)
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				sp := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+				wantCode(t, "partition", sp.ErrorCode, txnDenied)
+				if end := e.logEnd(t, "orders"); end != ph.saved {
+					t.Errorf("appended: log end %d, was %d", end, ph.saved)
+				}
+			},
+		},
+		{
+			name: "Fetch", key: 1, version: 16,
+			acls:  []aclSpec{topicACL(opRead, "orders")},
+			codes: []int16{topicDenied},
+			alternatives: [][]aclSpec{
+				{topicACL(opRead, "*")},
+				{topicACL(opRead, "or").prefixed()},
+			},
+			notEnough: []authzShortfall{
+				{[]aclSpec{topicACL(opDescribe, "orders")}, topicDenied},
+				{[]aclSpec{topicACL(opWrite, "orders")}, topicDenied},
+				{[]aclSpec{clusterACL(opClusterAction)}, topicDenied},
+			},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				return fetchRequest(f.ordersID, -1)
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				checkFetch(t, ph, resp)
+			},
+		},
+		{
+			// A follower needs CLUSTER_ACTION; READ on the topic is not
+			// enough. Broker 1 is no replica of orders-0: once authorized,
+			// the fetch gets Kafka's NOT_LEADER_OR_FOLLOWER for a fetch from
+			// outside the replica set (Partition.followerReplicaOrThrow),
+			// still without data.
+			name: "Fetch/follower", key: 1, version: 16,
+			acls:  []aclSpec{clusterACL(opClusterAction)},
+			codes: []int16{topicDenied},
+			alternatives: [][]aclSpec{
+				{clusterACL(kmsg.ACLOperationAll)},
+			},
+			notEnough: []authzShortfall{
+				{[]aclSpec{topicACL(opRead, "orders")}, topicDenied},
+				{[]aclSpec{clusterACL(opAlter)}, topicDenied},
+			},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				return fetchRequest(f.ordersID, 1)
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				if !ph.denied {
+					// As denied, with the replica manager's code.
+					ph.code = kerr.NotLeaderForPartition.Code
+					ph.denied = true
+				}
+				checkFetch(t, ph, resp)
+			},
+		},
+		{
+			// DESCRIBE, implied by READ, WRITE, DELETE and ALTER; the ACL
+			// is for the tests' host only.
+			name: "ListOffsets", key: 2, version: 9,
+			acls:  []aclSpec{topicACL(opDescribe, "orders").onHost(authzHost)},
+			codes: []int16{topicDenied},
+			alternatives: [][]aclSpec{
+				{topicACL(opRead, "orders")},
+				{topicACL(opWrite, "orders")},
+				{topicACL(opDelete, "orders")},
+				{topicACL(opAlter, "orders")},
+			},
+			notEnough: []authzShortfall{
+				{[]aclSpec{topicACL(opCreate, "orders")}, topicDenied},
+				{[]aclSpec{topicACL(opDescribeConfigs, "orders")}, topicDenied},
+				{[]aclSpec{topicACL(opDescribe, "orders").onHost(otherHost)}, topicDenied},
+			},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				ph.saved = e.logEnd(t, "orders")
+				req := kmsg.NewPtrListOffsetsRequest()
+				rt := kmsg.NewListOffsetsRequestTopic()
+				rt.Topic = "orders"
+				rp := kmsg.NewListOffsetsRequestTopicPartition()
+				rp.Timestamp = -1
+				rt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{rp}
+				req.Topics = []kmsg.ListOffsetsRequestTopic{rt}
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				sp := resp.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+				if ph.denied {
+					wantCode(t, "partition", sp.ErrorCode, ph.code)
+					if sp.Offset != -1 || sp.Timestamp != -1 || sp.LeaderEpoch != -1 {
+						t.Errorf("denied ListOffsets reports %+v", sp)
+					}
+					return
+				}
+				wantCode(t, "partition", sp.ErrorCode, 0)
+				if sp.Offset != ph.saved {
+					t.Errorf("offset %d, want %d", sp.Offset, ph.saved)
+				}
+			},
+		},
+	}
+}
+
+func produceRequest(t *testing.T, topic string, opts logstore.BatchOptions, txnID *string) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis, req.TransactionID = -1, 5000, txnID
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = rawBatch(t, opts, 1, time.Now().UnixMilli())
+	rt.Partitions = []kmsg.ProduceRequestTopicPartition{rp}
+	req.Topics = []kmsg.ProduceRequestTopic{rt}
+	return req
+}
+
+// fetchRequest reads orders-0 from offset 0, by topic id, as replica
+// (-1: a consumer).
+func fetchRequest(id [16]byte, replica int32) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.ReplicaState.ID = replica, replica
+	req.MaxWaitMillis, req.MinBytes, req.SessionEpoch = 0, 1, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = "orders", id
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = []kmsg.FetchRequestTopicPartition{rp}
+	req.Topics = []kmsg.FetchRequestTopic{rt}
+	return req
+}
+
+func checkFetch(t *testing.T, ph *authzPhase, resp kmsg.Response) {
+	t.Helper()
+	r := resp.(*kmsg.FetchResponse)
+	wantCode(t, "fetch", r.ErrorCode, 0)
+	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch answer %+v", r.Topics)
+	}
+	sp := r.Topics[0].Partitions[0]
+	if ph.denied {
+		wantCode(t, "partition", sp.ErrorCode, ph.code)
+		if sp.HighWatermark != -1 || sp.LastStableOffset != -1 || sp.LogStartOffset != -1 || len(sp.RecordBatches) != 0 || len(sp.AbortedTransactions) != 0 {
+			t.Errorf("denied fetch leaks: hw %d lso %d log start %d, %d record bytes, %d aborted",
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset, len(sp.RecordBatches), len(sp.AbortedTransactions))
+		}
+		return
+	}
+	wantCode(t, "partition", sp.ErrorCode, 0)
+	if len(sp.RecordBatches) == 0 || sp.HighWatermark < 3 {
+		t.Errorf("fetch returned %d record bytes, hw %d", len(sp.RecordBatches), sp.HighWatermark)
+	}
+}
