@@ -490,4 +490,12 @@ func (e *authzEnv) endTxn(t *testing.T, p producer, commit bool) {
 		}
 		return ""
 	})
+	// The markers are written once the coordinator completes the
+	// transaction; later checks of the logs must not race them.
+	eventually(t, "transaction "+p.txnID+" complete", func() string {
+		if s := e.txnState(t, p.txnID).State; s != "CompleteCommit" && s != "CompleteAbort" {
+			return s
+		}
+		return ""
+	})
 }

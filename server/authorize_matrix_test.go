@@ -314,6 +314,7 @@ const (
 func authzCases(f *authzFixture) []authzCase {
 	var cases []authzCase
 	cases = append(cases, dataPathCases(f)...)
+	cases = append(cases, metadataCases(f)...)
 	return cases
 }
 
@@ -565,5 +566,310 @@ func checkFetch(t *testing.T, ph *authzPhase, resp kmsg.Response) {
 	wantCode(t, "partition", sp.ErrorCode, 0)
 	if len(sp.RecordBatches) == 0 || sp.HighWatermark < 3 {
 		t.Errorf("fetch returned %d record bytes, hw %d", len(sp.RecordBatches), sp.HighWatermark)
+	}
+}
+
+// Every operation of a topic, a group and the cluster (Kafka's
+// AclEntry.supportedOperations), as authorized-operations bitfields.
+var (
+	allTopicOps   = opsBits(topicOperations...)
+	allGroupOps   = opsBits(groupOperations...)
+	allClusterOps = opsBits(clusterOperations...)
+)
+
+// metadataCases: Metadata and DescribeTopicPartitions, which hide what the
+// principal may not describe.
+func metadataCases(f *authzFixture) []authzCase {
+	metadata := func(e *authzEnv, topics ...string) *kmsg.MetadataRequest {
+		req := kmsg.NewPtrMetadataRequest()
+		req.IncludeTopicAuthorizedOperations = true
+		if topics != nil {
+			req.Topics = []kmsg.MetadataRequestTopic{}
+		}
+		for _, n := range topics {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = strp(n)
+			req.Topics = append(req.Topics, rt)
+		}
+		return req
+	}
+	topicName := func(rt kmsg.MetadataResponseTopic) string { return stringOr(rt.Topic) }
+	checkDeniedTopic := func(t *testing.T, rt kmsg.MetadataResponseTopic, code int16) {
+		t.Helper()
+		wantCode(t, "topic "+topicName(rt), rt.ErrorCode, code)
+		if len(rt.Partitions) != 0 || rt.TopicID != ([16]byte{}) || rt.IsInternal || rt.AuthorizedOperations != -2147483648 {
+			t.Errorf("denied topic leaks: %d partitions, id %x, internal %v, operations %d", len(rt.Partitions), rt.TopicID, rt.IsInternal, rt.AuthorizedOperations)
+		}
+	}
+	// The topic operations the allowed phases get: DESCRIBE, and READ
+	// with it for the READ alternative; every one for super users.
+	topicOps := func(ph *authzPhase) int32 {
+		switch {
+		case ph.super:
+			return allTopicOps
+		case ph.kind == "alternative":
+			return opsBits(opRead, opDescribe)
+		}
+		return opsBits(opDescribe)
+	}
+	return []authzCase{
+		{
+			name: "Metadata/named topic", key: 3, version: 12,
+			acls:         []aclSpec{topicACL(opDescribe, "orders")},
+			codes:        []int16{topicDenied},
+			alternatives: [][]aclSpec{{topicACL(opRead, "orders")}},
+			notEnough:    []authzShortfall{{[]aclSpec{topicACL(opCreate, "orders")}, topicDenied}},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				return metadata(e, "orders", "__consumer_offsets")
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.MetadataResponse)
+				if len(r.Brokers) != 1 || len(r.Topics) != 2 {
+					t.Fatalf("%d brokers, %d topics", len(r.Brokers), len(r.Topics))
+				}
+				var rt kmsg.MetadataResponseTopic
+				for _, x := range r.Topics {
+					switch topicName(x) {
+					case "orders":
+						rt = x
+					case "__consumer_offsets":
+						if ph.super {
+							if x.ErrorCode != 0 || !x.IsInternal {
+								t.Errorf("super user: __consumer_offsets %s, internal %v", errName(x.ErrorCode), x.IsInternal)
+							}
+							continue
+						}
+						// Not even whether it is internal.
+						checkDeniedTopic(t, x, topicDenied)
+					default:
+						t.Errorf("topic %q", topicName(x))
+					}
+				}
+				if ph.denied {
+					checkDeniedTopic(t, rt, ph.code)
+					return
+				}
+				wantCode(t, "topic", rt.ErrorCode, 0)
+				if len(rt.Partitions) != 1 || rt.TopicID != f.ordersID {
+					t.Errorf("%d partitions, id %x", len(rt.Partitions), rt.TopicID)
+				}
+				if want := topicOps(ph); rt.AuthorizedOperations != want {
+					t.Errorf("authorized operations %b, want %b", rt.AuthorizedOperations, want)
+				}
+			},
+		},
+		{
+			// Kafka leaves out, without a word, every topic the principal
+			// may not describe.
+			name: "Metadata/all topics", key: 3, version: 12,
+			acls:  []aclSpec{topicACL(opDescribe, "orders")},
+			codes: []int16{0},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				return metadata(e)
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.MetadataResponse)
+				switch {
+				case ph.denied:
+					wantTopics(t, "topics", r.Topics, topicName)
+				case ph.super:
+					for _, n := range []string{"orders", "secret", "__consumer_offsets", "__transaction_state"} {
+						if !has(r.Topics, topicName, n) {
+							t.Errorf("super user does not see %s", n)
+						}
+					}
+				default:
+					wantTopics(t, "topics", r.Topics, topicName, "orders")
+				}
+			},
+		},
+		{
+			// By id, a denied topic is answered without its name.
+			name: "Metadata/by topic id", key: 3, version: 12,
+			acls:  []aclSpec{topicACL(opDescribe, "orders")},
+			codes: []int16{topicDenied},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				req := metadata(e)
+				rt := kmsg.NewMetadataRequestTopic()
+				rt.TopicID = f.ordersID
+				req.Topics = []kmsg.MetadataRequestTopic{rt}
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.MetadataResponse)
+				if len(r.Topics) != 1 {
+					t.Fatalf("%d topics", len(r.Topics))
+				}
+				rt := r.Topics[0]
+				if ph.denied {
+					wantCode(t, "topic", rt.ErrorCode, ph.code)
+					if rt.Topic != nil || rt.TopicID != f.ordersID || len(rt.Partitions) != 0 {
+						t.Errorf("denied topic: name %v, id %x, %d partitions", rt.Topic, rt.TopicID, len(rt.Partitions))
+					}
+					return
+				}
+				wantCode(t, "topic", rt.ErrorCode, 0)
+				if topicName(rt) != "orders" || len(rt.Partitions) != 1 {
+					t.Errorf("topic %q with %d partitions", topicName(rt), len(rt.Partitions))
+				}
+			},
+		},
+		{
+			// Auto-creation needs DESCRIBE on the topic and CREATE on the
+			// cluster or on the topic.
+			name: "Metadata/auto-creation", key: 3, version: 12,
+			acls:  []aclSpec{topicACL(opDescribe, "auto-").prefixed(), clusterACL(opCreate)},
+			codes: []int16{topicDenied, topicDenied},
+			alternatives: [][]aclSpec{
+				{topicACL(opDescribe, "auto-").prefixed(), topicACL(opCreate, "auto-").prefixed()},
+			},
+			notEnough: []authzShortfall{
+				{[]aclSpec{clusterACL(opCreate), topicACL(opCreate, "auto-").prefixed()}, topicDenied},
+			},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				req := metadata(e, "auto-"+ph.tag)
+				req.AllowAutoTopicCreation = true
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.MetadataResponse)
+				if len(r.Topics) != 1 || topicName(r.Topics[0]) != "auto-"+ph.tag {
+					t.Fatalf("topics %+v", r.Topics)
+				}
+				rt := r.Topics[0]
+				if ph.denied {
+					checkDeniedTopic(t, rt, ph.code)
+					if e.b.topic("auto-"+ph.tag) != nil {
+						t.Error("created although denied")
+					}
+					return
+				}
+				wantCode(t, "topic", rt.ErrorCode, kerr.LeaderNotAvailable.Code)
+				want := opsBits(opDescribe)
+				switch {
+				case ph.super:
+					want = allTopicOps
+				case ph.kind == "alternative":
+					want = opsBits(opDescribe, opCreate)
+				}
+				if rt.AuthorizedOperations != want {
+					t.Errorf("authorized operations %b, want %b", rt.AuthorizedOperations, want)
+				}
+				eventually(t, "auto-created topic", func() string {
+					if e.b.topic("auto-"+ph.tag) == nil {
+						return "not created"
+					}
+					return ""
+				})
+			},
+		},
+		{
+			// Only v8-10 carry the cluster's operations: 0 without
+			// DESCRIBE on the cluster.
+			name: "Metadata/cluster authorized operations", key: 3, version: 10,
+			acls:         []aclSpec{clusterACL(opDescribe)},
+			codes:        []int16{0},
+			alternatives: [][]aclSpec{{clusterACL(opAlter)}},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				req := metadata(e, []string{}...)
+				req.IncludeClusterAuthorizedOperations = true
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.MetadataResponse)
+				if len(r.Brokers) != 1 || len(r.Topics) != 0 {
+					t.Errorf("%d brokers, %d topics", len(r.Brokers), len(r.Topics))
+				}
+				want := opsBits(opDescribe)
+				switch {
+				case ph.denied:
+					want = 0
+				case ph.super:
+					want = allClusterOps
+				case ph.kind == "alternative":
+					want = opsBits(opAlter, opDescribe)
+				}
+				if r.AuthorizedOperations != want {
+					t.Errorf("cluster operations %b, want %b", r.AuthorizedOperations, want)
+				}
+			},
+		},
+		{
+			name: "DescribeTopicPartitions/named topic", key: 75, version: 0,
+			acls:  []aclSpec{topicACL(opDescribe, "orders")},
+			codes: []int16{topicDenied},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				// One partition per answer: orders fills it, and a topic
+				// the principal may not describe is still answered (Kafka's
+				// DescribeTopicPartitionsRequestHandler adds them after the
+				// paged ones); the cursor only ever names a describable one.
+				req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+				req.Topics = []kmsg.DescribeTopicPartitionsRequestTopic{{Topic: "orders"}, {Topic: "secret"}}
+				req.ResponsePartitionLimit = 1
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.DescribeTopicPartitionsResponse)
+				byName := map[string]kmsg.DescribeTopicPartitionsResponseTopic{}
+				for _, rt := range r.Topics {
+					byName[stringOr(rt.Topic)] = rt
+				}
+				denied := func(rt kmsg.DescribeTopicPartitionsResponseTopic, code int16) {
+					t.Helper()
+					wantCode(t, "topic "+stringOr(rt.Topic), rt.ErrorCode, code)
+					if len(rt.Partitions) != 0 || rt.TopicID != ([16]byte{}) || rt.IsInternal || rt.AuthorizedOperations != -2147483648 {
+						t.Errorf("denied topic leaks: %+v", rt)
+					}
+				}
+				if ph.super {
+					if len(byName) != 1 || r.NextCursor == nil || r.NextCursor.Topic != "secret" {
+						t.Errorf("super user: topics %+v, cursor %+v", r.Topics, r.NextCursor)
+					}
+				} else {
+					if len(byName) != 2 || r.NextCursor != nil {
+						t.Fatalf("topics %+v, cursor %+v", r.Topics, r.NextCursor)
+					}
+					denied(byName["secret"], topicDenied)
+				}
+				rt := byName["orders"]
+				if ph.denied {
+					denied(rt, ph.code)
+					return
+				}
+				wantCode(t, "orders", rt.ErrorCode, 0)
+				if len(rt.Partitions) != 1 || rt.TopicID != f.ordersID {
+					t.Errorf("orders: %d partitions, id %x", len(rt.Partitions), rt.TopicID)
+				}
+				want := opsBits(opDescribe)
+				if ph.super {
+					want = allTopicOps
+				}
+				if rt.AuthorizedOperations != want {
+					t.Errorf("authorized operations %b, want %b", rt.AuthorizedOperations, want)
+				}
+			},
+		},
+		{
+			name: "DescribeTopicPartitions/all topics", key: 75, version: 0,
+			acls:  []aclSpec{topicACL(opDescribe, "orders")},
+			codes: []int16{0},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				return kmsg.NewPtrDescribeTopicPartitionsRequest()
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.DescribeTopicPartitionsResponse)
+				name := func(rt kmsg.DescribeTopicPartitionsResponseTopic) string { return stringOr(rt.Topic) }
+				switch {
+				case ph.denied:
+					wantTopics(t, "topics", r.Topics, name)
+				case ph.super:
+					if !has(r.Topics, name, "orders") || !has(r.Topics, name, "secret") {
+						t.Errorf("super user sees %d topics", len(r.Topics))
+					}
+				default:
+					wantTopics(t, "topics", r.Topics, name, "orders")
+				}
+			},
+		},
 	}
 }
