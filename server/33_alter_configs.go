@@ -26,8 +26,19 @@ func handleAlterConfigs(b *Broker, _ context.Context, req *protocol.Request) pro
 	for _, rr := range r.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		if code, msg, denied := b.configResourceDenied(req, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); denied {
-			sr.ErrorCode, sr.ErrorMessage = code, msg
+		var err error
+		if rr.ResourceType != kmsg.ConfigResourceTypeTopic {
+			// Kafka's ConfigAdminManager.preprocess checks a BROKER
+			// resource (and refuses other types) before any
+			// authorization; nothing here is dynamic, so checking is all
+			// applying would do.
+			err = b.alterConfigs(rr, true)
+		}
+		if err != nil {
+			sr.ErrorCode, sr.ErrorMessage = adminError(err, rr.ResourceName)
+		} else if code, _, denied := b.configResourceDenied(req, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); denied {
+			// Kafka's configsAuthorizationApiError carries no message.
+			sr.ErrorCode = code
 		} else if err := b.alterConfigs(rr, r.ValidateOnly); err != nil {
 			sr.ErrorCode, sr.ErrorMessage = adminError(err, rr.ResourceName)
 		}
