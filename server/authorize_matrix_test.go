@@ -319,6 +319,7 @@ func authzCases(f *authzFixture) []authzCase {
 	cases = append(cases, groupCases(f)...)
 	cases = append(cases, txnCases(f)...)
 	cases = append(cases, adminCases(f)...)
+	cases = append(cases, securityCases(f)...)
 	return cases
 }
 
@@ -2455,6 +2456,208 @@ func adminCases(f *authzFixture) []authzCase {
 				wantCode(t, "partition", sp.ErrorCode, 0)
 				if len(sp.ActiveProducers) == 0 {
 					t.Error("no active producers")
+				}
+			},
+		},
+	}
+}
+
+// securityCases: the ACL and SCRAM credential APIs, and the APIs Kafka
+// does not authorize at all.
+func securityCases(f *authzFixture) []authzCase {
+	victim := func(ph *authzPhase) string { return "User:victim-" + ph.tag }
+	describeACLs := func(principal *string) *kmsg.DescribeACLsRequest {
+		req := kmsg.NewPtrDescribeACLsRequest()
+		req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+		req.Operation, req.PermissionType, req.Principal = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny, principal
+		return req
+	}
+	aclsOf := func(t *testing.T, e *authzEnv, principal string) int {
+		t.Helper()
+		r := e.admin(t, describeACLs(&principal)).(*kmsg.DescribeACLsResponse)
+		n := 0
+		for _, res := range r.Resources {
+			n += len(res.ACLs)
+		}
+		return n
+	}
+	clusterAlter := []aclSpec{clusterACL(opAlter)}
+	notAlter := []authzShortfall{{[]aclSpec{clusterACL(opDescribe), clusterACL(opAlterConfigs), clusterACL(opCreate)}, clusterDenied}}
+	return []authzCase{
+		{
+			name: "DescribeAcls", key: 29, version: 3,
+			acls: []aclSpec{clusterACL(opDescribe)}, codes: []int16{clusterDenied},
+			alternatives: [][]aclSpec{{clusterACL(opAlter)}},
+			notEnough:    []authzShortfall{{[]aclSpec{clusterACL(opDescribeConfigs), topicACL(opDescribe, "*")}, clusterDenied}},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				return describeACLs(nil)
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.DescribeACLsResponse)
+				if ph.denied {
+					wantCode(t, "DescribeAcls", r.ErrorCode, ph.code)
+					if len(r.Resources) != 0 {
+						t.Errorf("denied answer lists the ACLs of %d resources", len(r.Resources))
+					}
+					return
+				}
+				wantCode(t, "DescribeAcls", r.ErrorCode, 0)
+				if len(r.Resources) < 10 {
+					t.Errorf("the ACLs of %d resources", len(r.Resources))
+				}
+			},
+		},
+		{
+			name: "CreateAcls", key: 30, version: 3,
+			acls: clusterAlter, codes: []int16{clusterDenied}, notEnough: notAlter,
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				req := kmsg.NewPtrCreateACLsRequest()
+				c := kmsg.NewCreateACLsRequestCreation()
+				c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral
+				c.Principal, c.Host, c.Operation, c.PermissionType = victim(ph), "*", opRead, kmsg.ACLPermissionTypeAllow
+				req.Creations = []kmsg.CreateACLsRequestCreation{c}
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.CreateACLsResponse).Results[0]
+				n := aclsOf(t, e, victim(ph))
+				if ph.denied {
+					wantCode(t, "creation", r.ErrorCode, ph.code)
+					if n != 0 {
+						t.Errorf("denied creation stored %d ACLs", n)
+					}
+					return
+				}
+				wantCode(t, "creation", r.ErrorCode, 0)
+				if n != 1 {
+					t.Errorf("%d ACLs stored", n)
+				}
+			},
+		},
+		{
+			name: "DeleteAcls", key: 31, version: 3,
+			acls: clusterAlter, codes: []int16{clusterDenied}, notEnough: notAlter,
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				e.grant(t, victim(ph), topicACL(opRead, "orders"))
+				req := kmsg.NewPtrDeleteACLsRequest()
+				fl := kmsg.NewDeleteACLsRequestFilter()
+				fl.ResourceType, fl.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+				fl.Operation, fl.PermissionType, fl.Principal = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny, strp(victim(ph))
+				req.Filters = []kmsg.DeleteACLsRequestFilter{fl}
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.DeleteACLsResponse).Results[0]
+				n := aclsOf(t, e, victim(ph))
+				if ph.denied {
+					wantCode(t, "filter", r.ErrorCode, ph.code)
+					if len(r.MatchingACLs) != 0 || n != 1 {
+						t.Errorf("denied deletion: %d ACLs named, %d left", len(r.MatchingACLs), n)
+					}
+					return
+				}
+				wantCode(t, "filter", r.ErrorCode, 0)
+				if len(r.MatchingACLs) != 1 || r.MatchingACLs[0].Principal != victim(ph) || n != 0 {
+					t.Errorf("deleted %+v, %d left", r.MatchingACLs, n)
+				}
+			},
+		},
+		{
+			// A user without credentials: RESOURCE_NOT_FOUND once allowed.
+			name: "DescribeUserScramCredentials", key: 50, version: 0,
+			acls: []aclSpec{clusterACL(opDescribe)}, codes: []int16{clusterDenied},
+			alternatives: [][]aclSpec{{clusterACL(opAlter)}},
+			notEnough:    []authzShortfall{{[]aclSpec{clusterACL(opDescribeConfigs)}, clusterDenied}},
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+				req.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: "scram-user"}}
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
+				if len(r.Results) != 1 {
+					t.Fatalf("results %+v", r.Results)
+				}
+				res := r.Results[0]
+				if ph.denied {
+					// Kafka's getErrorResponse: one result per user asked
+					// for, without its name; no message (it is the
+					// error's own).
+					wantCode(t, "DescribeUserScramCredentials", r.ErrorCode, ph.code)
+					wantCode(t, "result", res.ErrorCode, ph.code)
+					if r.ErrorMessage != nil || res.ErrorMessage != nil || res.User != "" || len(res.CredentialInfos) != 0 {
+						t.Errorf("denied answer %+v", r)
+					}
+					return
+				}
+				wantCode(t, "DescribeUserScramCredentials", r.ErrorCode, 0)
+				wantCode(t, "result", res.ErrorCode, kerr.ResourceNotFound.Code)
+				if res.User != "scram-user" {
+					t.Errorf("user %q", res.User)
+				}
+			},
+		},
+		{
+			// Deleting a credential: once allowed, the answer is the
+			// validation's (the SCRAM tests cover it).
+			name: "AlterUserScramCredentials", key: 51, version: 0,
+			acls: clusterAlter, codes: []int16{clusterDenied}, notEnough: notAlter,
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+				req.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "scram-user", Mechanism: 1}}
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
+				if len(r.Results) != 1 || r.Results[0].User != "scram-user" {
+					t.Fatalf("results %+v", r.Results)
+				}
+				res := r.Results[0]
+				if ph.denied {
+					wantCode(t, "result", res.ErrorCode, ph.code)
+					if res.ErrorMessage != nil {
+						t.Errorf("message %q", *res.ErrorMessage)
+					}
+					return
+				}
+				if res.ErrorCode == clusterDenied {
+					t.Errorf("allowed principal answered %s", errName(res.ErrorCode))
+				}
+			},
+		},
+		{
+			name: "SaslHandshake", key: 17, version: 1,
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				req := kmsg.NewPtrSASLHandshakeRequest()
+				req.Mechanism = "PLAIN"
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				// A listener without SASL: Kafka's answer to everyone.
+				wantCode(t, "SaslHandshake", resp.(*kmsg.SASLHandshakeResponse).ErrorCode, kerr.IllegalSaslState.Code)
+			},
+		},
+		{
+			name: "SaslAuthenticate", key: 36, version: 2,
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				return kmsg.NewPtrSASLAuthenticateRequest()
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				wantCode(t, "SaslAuthenticate", resp.(*kmsg.SASLAuthenticateResponse).ErrorCode, kerr.IllegalSaslState.Code)
+			},
+		},
+		{
+			name: "ApiVersions", key: 18, version: 4,
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				req := kmsg.NewPtrApiVersionsRequest()
+				req.ClientSoftwareName, req.ClientSoftwareVersion = "authz-test", "1"
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.ApiVersionsResponse)
+				wantCode(t, "ApiVersions", r.ErrorCode, 0)
+				if len(r.ApiKeys) != len(supportedAPIs()) {
+					t.Errorf("%d API keys, want %d", len(r.ApiKeys), len(supportedAPIs()))
 				}
 			},
 		},
