@@ -2679,3 +2679,76 @@ func securityCases(f *authzFixture) []authzCase {
 		},
 	}
 }
+
+// TestAuthorizationComesAfterRequestChecks: what Kafka's KafkaApis refuses
+// before it authorizes anything, a principal without ACLs is refused the
+// same way, learning nothing it could not learn anyway.
+func TestAuthorizationComesAfterRequestChecks(t *testing.T) {
+	e := startAuthzBroker(t)
+	const nobody = "User:nobody"
+	cases := []struct {
+		name    string
+		req     func() kmsg.Request
+		version int16
+		code    func(kmsg.Response) int16
+		want    int16
+	}{
+		{
+			name: "SyncGroup v5 without protocol", version: 5,
+			req: func() kmsg.Request {
+				req := kmsg.NewPtrSyncGroupRequest()
+				req.Group, req.Generation, req.MemberID = "g", 1, "m"
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.SyncGroupResponse).ErrorCode },
+			want: kerr.InconsistentGroupProtocol.Code,
+		},
+		{
+			name: "AlterConfigs of another broker", version: 2,
+			req: func() kmsg.Request {
+				req := kmsg.NewPtrAlterConfigsRequest()
+				req.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "7"}}
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode },
+			want: kerr.InvalidRequest.Code,
+		},
+		{
+			name: "IncrementalAlterConfigs of a static broker config", version: 1,
+			req: func() kmsg.Request {
+				req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+				req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "0",
+					Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "log.dirs", Op: kmsg.IncrementalAlterConfigOpSet, Value: strp("/x")}}}}
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode },
+			want: kerr.InvalidRequest.Code,
+		},
+		{
+			name: "IncrementalAlterConfigs with a null value", version: 1,
+			req: func() kmsg.Request {
+				req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+				req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t",
+					Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Op: kmsg.IncrementalAlterConfigOpSet}}}}
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode },
+			want: kerr.InvalidRequest.Code,
+		},
+		{
+			name: "DescribeProducers of an invalid topic name", version: 0,
+			req: func() kmsg.Request {
+				req := kmsg.NewPtrDescribeProducersRequest()
+				req.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "no/slashes", Partitions: []int32{0}}}
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode },
+			want: kerr.InvalidTopicException.Code,
+		},
+	}
+	for _, c := range cases {
+		req := c.req()
+		req.SetVersion(c.version)
+		wantCode(t, c.name, c.code(e.send(t, nobody, authzHost, req)), c.want)
+	}
+}
