@@ -2742,7 +2742,9 @@ func TestAuthorizationComesAfterRequestChecks(t *testing.T) {
 				req.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "no/slashes", Partitions: []int32{0}}}
 				return req
 			},
-			code: func(r kmsg.Response) int16 { return r.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode },
+			code: func(r kmsg.Response) int16 {
+				return r.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
+			},
 			want: kerr.InvalidTopicException.Code,
 		},
 	}
