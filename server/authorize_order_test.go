@@ -96,6 +96,29 @@ func TestAuthorizationComesAfterRequestChecks(t *testing.T) {
 			want: kerr.InvalidRequest.Code,
 		},
 		{
+			name: "AlterConfigs naming a resource twice", version: 2,
+			req: func() kmsg.Request {
+				req := kmsg.NewPtrAlterConfigsRequest()
+				rr := kmsg.AlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t"}
+				req.Resources = []kmsg.AlterConfigsRequestResource{rr, rr}
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.AlterConfigsResponse).Resources[1].ErrorCode },
+			want: kerr.InvalidRequest.Code,
+		},
+		{
+			name: "AlterConfigs naming a config twice", version: 2,
+			req: func() kmsg.Request {
+				req := kmsg.NewPtrAlterConfigsRequest()
+				c := kmsg.AlterConfigsRequestResourceConfig{Name: "retention.ms", Value: strp("1")}
+				req.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t",
+					Configs: []kmsg.AlterConfigsRequestResourceConfig{c, c}}}
+				return req
+			},
+			code: func(r kmsg.Response) int16 { return r.(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode },
+			want: kerr.InvalidRequest.Code,
+		},
+		{
 			name: "DescribeProducers of an invalid topic name", version: 0,
 			req: func() kmsg.Request {
 				req := kmsg.NewPtrDescribeProducersRequest()
