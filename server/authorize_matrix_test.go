@@ -20,6 +20,12 @@ import (
 // error code and none of the data; an allowed one must get a real answer.
 // Every served API key needs a row: a new API does not pass until it says
 // how it is authorized.
+//
+// The ACLs are granted through CreateAcls as the super user, each phase to
+// a principal of its own; a row stops at its first failing phase. The rows
+// are in authorize_rows_*_test.go by area, the broker and its requests in
+// authorize_harness_test.go; authorize_order_test.go holds what Kafka
+// checks before it authorizes.
 
 // notRequired marks, in authzCase.codes, an ACL without which Kafka still
 // answers successfully and only leaves something out of the answer; the

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -136,4 +138,24 @@ func TestAuthorizationComesAfterRequestChecks(t *testing.T) {
 		req.SetVersion(c.version)
 		wantCode(t, c.name, c.code(e.send(t, nobody, authzHost, req)), c.want)
 	}
+}
+
+// TestAuthorizeInternalRequests: the broker's requests to itself (the
+// controller on this broker reaching its replica manager) carry its own
+// authority, although their connection never authenticated.
+func TestAuthorizeInternalRequests(t *testing.T) {
+	e := startAuthzBroker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrDescribeACLsRequest()
+	req.SetVersion(3)
+	req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+	req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	resp, err := e.b.selfRequest(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "internal DescribeAcls", resp.(*kmsg.DescribeACLsResponse).ErrorCode, 0)
+	// The same from an anonymous client is refused.
+	wantCode(t, "anonymous DescribeAcls", e.send(t, "User:ANONYMOUS", authzHost, req).(*kmsg.DescribeACLsResponse).ErrorCode, clusterDenied)
 }
