@@ -155,10 +155,11 @@ func (s *ScramServer) receiveFirst(msg string) ([]byte, *AuthError) {
 }
 
 // receiveFinal checks the channel binding, the nonce and the proof, and
-// answers with the server signature. Two checks are stricter than Kafka's:
-// the nonce must equal the combined nonce (Kafka only requires it to end
-// with it) and c= must be the gs2 header the client sent (RFC 5802 §5.1;
-// Kafka leaves that to the proof). AuthMessage is built from the messages
+// answers with the server signature. The nonce need only end with the
+// combined nonce, as Kafka's ScramSaslServer checks it: librdkafka sends
+// its own nonce once more in front of the combined one, and Kafka accepts
+// that. c= must be the gs2 header the client sent (RFC 5802 §5.1; Kafka
+// leaves that to the proof). AuthMessage is built from the messages
 // exactly as sent, as RFC 5802 defines it.
 func (s *ScramServer) receiveFinal(msg string) ([]byte, *AuthError) {
 	name := s.mech.name
@@ -166,7 +167,7 @@ func (s *ScramServer) receiveFinal(msg string) ([]byte, *AuthError) {
 	if err != nil {
 		return nil, privateError(name, err.Error())
 	}
-	if cf.nonce != s.fullNonce {
+	if !strings.HasSuffix(cf.nonce, s.fullNonce) {
 		return nil, privateError(name, "Invalid client nonce in the final client message.")
 	}
 	if string(cf.channelBinding) != s.first.gs2Header {
