@@ -84,7 +84,14 @@ func TestSecureCluster(t *testing.T) {
 		return out
 	}
 
-	t.Run("advertised-listener", func(t *testing.T) {
+	// Each step needs the one before: stop at the first that fails.
+	step := func(name string, f func(t *testing.T)) {
+		t.Helper()
+		if !t.Run(name, f) {
+			t.FailNow()
+		}
+	}
+	step("advertised-listener", func(t *testing.T) {
 		// Metadata over CLIENT lists every broker at its CLIENT address.
 		resp := secureMetadataFrom(t, pki, admin, clientAddr(c.Nodes[0]))
 		var got []string
@@ -99,7 +106,7 @@ func TestSecureCluster(t *testing.T) {
 	})
 
 	const topic = "sec-replicated"
-	t.Run("scram-user-through-one-broker", func(t *testing.T) {
+	step("scram-user-through-one-broker", func(t *testing.T) {
 		tool(t, c.Nodes[0], "kafka-configs", "--alter", "--add-config", "SCRAM-SHA-512=[iterations=8192,password="+secUsers["alice"]+"]",
 			"--entity-type", "users", "--entity-name", "alice")
 		for _, n := range c.Nodes {
@@ -109,7 +116,7 @@ func TestSecureCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("acl-through-one-broker", func(t *testing.T) {
+	step("acl-through-one-broker", func(t *testing.T) {
 		adm := newClient(t, seeds, pki.KgoOpts(t, admin)...)
 		req := kmsg.NewPtrCreateTopicsRequest()
 		rt := kmsg.NewCreateTopicsRequestTopic()
@@ -139,7 +146,7 @@ func TestSecureCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("leader-killed-and-restarted", func(t *testing.T) {
+	step("leader-killed-and-restarted", func(t *testing.T) {
 		cl := newClient(t, seeds, append(pki.KgoOpts(t, alice), kgo.DefaultProduceTopic(topic),
 			kgo.RequiredAcks(kgo.AllISRAcks()))...)
 		produceN(t, cl, "before", 200)
