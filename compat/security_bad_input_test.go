@@ -278,10 +278,17 @@ func scramExchange(t *testing.T, w *harness.Wire, m sasl.Mechanism, failAt int) 
 // listener (0 on Kafka, whose metrics are JMX only).
 func failedAuthentications(t *testing.T, s *secured, listener string) float64 {
 	t.Helper()
+	return listenerCounter(t, s, "failed_authentication_total", listener)
+}
+
+// listenerCounter is kbroker's kafka_server_socket_server_metrics_<name>
+// for listener (0 on Kafka).
+func listenerCounter(t *testing.T, s *secured, name, listener string) float64 {
+	t.Helper()
 	if s.node.Kafka39() {
 		return 0
 	}
-	v, _, err := harness.ScrapeMetric(s.node.MetricsAddr, "kafka_server_socket_server_metrics_failed_authentication_total",
+	v, _, err := harness.ScrapeMetric(s.node.MetricsAddr, "kafka_server_socket_server_metrics_"+name,
 		`listener="`+listener+`"`)
 	if err != nil {
 		t.Fatalf("scrape metrics: %v", err)

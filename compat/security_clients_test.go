@@ -15,7 +15,9 @@ import (
 
 // clientListeners are the listeners of TestSecurityClients' broker: TLS
 // with the broker's keystore in each of Kafka's three store types, SASL
-// without and with TLS, and mutual TLS. Every TLS listener has its own
+// without and with TLS, mutual TLS, and TLS with an optional client
+// certificate whose subject ssl.principal.mapping.rules shortens to its
+// CN. Every TLS listener has its own
 // listener.name.<l>.ssl.* keys: Kafka applies the unprefixed ssl.* keys to
 // every listener, and a keystore password on a PEM listener is an error.
 var clientListeners = []harness.Listener{
@@ -25,6 +27,7 @@ var clientListeners = []harness.Listener{
 	{Name: "SASL_PLAINTEXT", Protocol: "SASL_PLAINTEXT"},
 	{Name: "SASL_SSL", Protocol: "SASL_SSL"},
 	{Name: "MTLS", Protocol: "SSL"},
+	{Name: "MTLSMAP", Protocol: "SSL"},
 }
 
 func startClientsBroker(t *testing.T) *secured {
@@ -35,7 +38,10 @@ func startClientsBroker(t *testing.T) *secured {
 		o = append(o, p.BrokerSSL("SASL_SSL", "PKCS12")...)
 		o = append(o, p.BrokerSSL("MTLS", "PKCS12")...)
 		o = append(o, p.BrokerSSL("SSLPEM", "PEM")...)
-		o = append(o, "listener.name.mtls.ssl.client.auth=required")
+		o = append(o, p.BrokerSSL("MTLSMAP", "PKCS12")...)
+		o = append(o, "listener.name.mtls.ssl.client.auth=required",
+			"listener.name.mtlsmap.ssl.client.auth=requested",
+			"listener.name.mtlsmap.ssl.principal.mapping.rules=RULE:^CN=([^,]*),OU=clients,.*$/$1/,DEFAULT")
 		o = append(o, saslProps("SASL_PLAINTEXT", "SASL_SSL")...)
 		// Topics without ACLs stay open to everyone, so that one broker
 		// serves every client below and the mTLS case's ACL still bites.
@@ -125,6 +131,7 @@ func TestSecurityClients(t *testing.T) {
 	}
 
 	t.Run("mtls-acl", func(t *testing.T) { testMutualTLSACL(t, s) })
+	t.Run("mapped-principal", func(t *testing.T) { testMappedPrincipal(t, s) })
 }
 
 // kgoRoundTrip produces 100 records with franz-go as a and reads them
@@ -209,6 +216,81 @@ func dropDeprecation(out string) string {
 		}
 	}
 	return strings.Join(keep, "")
+}
+
+// testMappedPrincipal: on the listener with ssl.client.auth=requested
+// and a mapping rule, bob's certificate is User:bob, which an ACL lets
+// read a topic; alice's certificate (User:alice) and no certificate at
+// all (User:ANONYMOUS) connect but may not read it.
+func testMappedPrincipal(t *testing.T, s *secured) {
+	const topic = "mapped-secret"
+	cl := s.client(t, "SASL_SSL", s.admin("SASL_SSL"), kgo.AllowAutoTopicCreation())
+	produceSync(t, cl, &kgo.Record{Topic: topic, Value: []byte("mapped-0")})
+	s.tool(t, "SASL_PLAINTEXT", s.admin("SASL_PLAINTEXT"), "--command-config", "kafka-acls", "--add",
+		"--allow-principal", "User:bob", "--operation", "Read", "--topic", topic)
+
+	asBob := harness.ClientAuth{Protocol: "SSL", Cert: s.pki.Clients["bob"]}
+	asAlice := harness.ClientAuth{Protocol: "SSL", Cert: s.pki.Clients["alice"]}
+	anonymous := harness.ClientAuth{Protocol: "SSL"}
+	eventually(t, "alice's certificate is refused "+topic, func() error {
+		if code := topicMetadataError(t, s, "MTLSMAP", asAlice, topic); code != kerr.TopicAuthorizationFailed.Code {
+			return fmt.Errorf("error %v, want TOPIC_AUTHORIZATION_FAILED", kerr.ErrorForCode(code))
+		}
+		return nil
+	})
+	if code := topicMetadataError(t, s, "MTLSMAP", anonymous, topic); code != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("no certificate: %s error %v, want TOPIC_AUTHORIZATION_FAILED", topic, kerr.ErrorForCode(code))
+	}
+	ctx := testCtx(t, time.Minute)
+	out, errOut, err := s.kcat(t, ctx, "MTLSMAP", asBob, "", "-C", "-t", topic, "-o", "beginning", "-e", "-q")
+	if err != nil {
+		t.Fatalf("kcat -C as bob (User:bob by the mapping rule): %v\n%s", err, errOut)
+	}
+	sameLines(t, "kcat -C as bob", out, []string{"mapped-0"})
+	// The same certificate on the listener without the rule is
+	// User:CN=bob,..., which the ACL does not name.
+	if code := topicMetadataError(t, s, "MTLS", asBob, topic); code != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("bob on MTLS (no mapping rule): %s error %v, want TOPIC_AUTHORIZATION_FAILED", topic, kerr.ErrorForCode(code))
+	}
+}
+
+// TestSecurityReauthentication: with connections.max.reauth.ms set, a
+// franz-go producer that keeps one connection busy for several session
+// lifetimes re-authenticates on it (KIP-368) and never sees an error;
+// kbroker counts the re-authentications.
+func TestSecurityReauthentication(t *testing.T) {
+	s := startSecured(t, []harness.Listener{{Name: "SASL_PLAINTEXT", Protocol: "SASL_PLAINTEXT"}},
+		func(p *harness.PKI) []string {
+			return append(saslProps("SASL_PLAINTEXT"), "connections.max.reauth.ms=1500")
+		})
+	s.createScramUsers(t, "SASL_PLAINTEXT", "alice")
+	for _, mech := range []string{"PLAIN", "SCRAM-SHA-512"} {
+		t.Run(mech, func(t *testing.T) {
+			before := listenerCounter(t, s, "successful_reauthentication_total", "SASL_PLAINTEXT")
+			a := s.auth("SASL_PLAINTEXT", mech, "alice")
+			topic := "reauth-" + strings.ToLower(mech)
+			cl := s.client(t, "SASL_PLAINTEXT", a, kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic(topic))
+			deadline := time.Now().Add(5 * time.Second)
+			n := 0
+			for time.Now().Before(deadline) {
+				produceSync(t, cl, &kgo.Record{Value: seqValue(n)})
+				n++
+				time.Sleep(100 * time.Millisecond)
+			}
+			got := consumeN(t, s.addr(t, "SASL_PLAINTEXT"), topic, n, time.Minute, s.pki.KgoOpts(t, a)...)
+			for i, r := range got {
+				if string(r.Value) != string(seqValue(i)) {
+					t.Fatalf("record %d: %q", i, r.Value)
+				}
+			}
+			if s.node.Kafka39() {
+				return
+			}
+			if after := listenerCounter(t, s, "successful_reauthentication_total", "SASL_PLAINTEXT"); after < before+2 {
+				t.Errorf("successful_reauthentication_total went from %v to %v over 5 s of 1.5 s sessions", before, after)
+			}
+		})
+	}
 }
 
 // topicMetadataError is the error code of topic in a Metadata request
