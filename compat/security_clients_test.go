@@ -72,8 +72,9 @@ func TestSecurityClients(t *testing.T) {
 	}
 
 	// Each case: kafka-topics creates the topic, kcat produces and reads
-	// back, and (java) the console producer and consumer do the same in a
-	// group; on SASL_SSL franz-go produces and consumes too.
+	// back, and (java) kafka-topics describes it and the console producer
+	// and consumer do the same in a group; on SASL_SSL franz-go produces
+	// and consumes too. Java runs are a JVM start each, hence the subset.
 	cases := []struct {
 		listener, mechanism, storeType string
 		java                           bool
@@ -96,9 +97,11 @@ func TestSecurityClients(t *testing.T) {
 			topic := "sec-" + name
 			s.tool(t, c.listener, a, "--command-config", "kafka-topics", "--create", "--topic", topic,
 				"--partitions", "2", "--replication-factor", "1")
-			out := s.tool(t, c.listener, a, "--command-config", "kafka-topics", "--describe", "--topic", topic)
-			if !strings.Contains(out, "PartitionCount: 2") {
-				t.Fatalf("kafka-topics --describe %s:\n%s", topic, out)
+			if c.java {
+				out := s.tool(t, c.listener, a, "--command-config", "kafka-topics", "--describe", "--topic", topic)
+				if !strings.Contains(out, "PartitionCount: 2") {
+					t.Fatalf("kafka-topics --describe %s:\n%s", topic, out)
+				}
 			}
 
 			ctx := testCtx(t, time.Minute)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -62,7 +63,9 @@ type Cert struct {
 	// (ssl.keystore.type=PEM, no ssl.key.password).
 	PEMKeystore string
 	// P12 is a PKCS12 keystore (password StorePassword, alias the CN);
-	// JKS a JKS one (store StorePassword, key KeyPassword).
+	// JKS a JKS one (store StorePassword, key KeyPassword), made for the
+	// broker's certificate only ("" for clients): each keytool run is a
+	// JVM start.
 	P12, JKS string
 }
 
@@ -90,16 +93,36 @@ func NewPKI(t testing.TB) *PKI {
 	p := &PKI{Dir: t.TempDir(), Clients: map[string]*Cert{}}
 	p.CAPEM = p.newCA(t, "ca", "kbroker-test-ca")
 	p.OtherCAPEM = p.newCA(t, "other-ca", "unrelated-ca")
-	p.Broker = p.issue(t, "ca", "broker", "brokers", "subjectAltName=IP:127.0.0.1,DNS:localhost")
+	p.Broker = p.issue(t, "ca", "broker", "brokers", "subjectAltName=IP:127.0.0.1,DNS:localhost", "rsa:2048")
+	// Clients get EC keys: quicker to make, and a second key type for
+	// the broker's TLS stack to verify.
 	for _, name := range []string{"alice", "bob"} {
-		p.Clients[name] = p.issue(t, "ca", name, "clients", "")
+		p.Clients[name] = p.issue(t, "ca", name, "clients", "", "ec")
 	}
-	p.Clients["mallory"] = p.issue(t, "other-ca", "mallory", "clients", "")
+	p.Clients["mallory"] = p.issue(t, "other-ca", "mallory", "clients", "", "ec")
 	p.TruststoreP12 = p.path("truststore.p12")
 	p.TruststoreJKS = p.path("truststore.jks")
-	for store, typ := range map[string]string{p.TruststoreP12: "PKCS12", p.TruststoreJKS: "JKS"} {
-		p.keytool(t, "-importcert", "-noprompt", "-alias", "ca", "-file", p.CAPEM,
-			"-keystore", store, "-storetype", typ, "-storepass", StorePassword)
+	p.Broker.JKS = p.path("broker.jks")
+	// The keytool runs are independent JVM starts: run them side by side.
+	runs := [][]string{
+		{"-importcert", "-noprompt", "-alias", "ca", "-file", p.CAPEM,
+			"-keystore", p.TruststoreP12, "-storetype", "PKCS12", "-storepass", StorePassword},
+		{"-importcert", "-noprompt", "-alias", "ca", "-file", p.CAPEM,
+			"-keystore", p.TruststoreJKS, "-storetype", "JKS", "-storepass", StorePassword},
+		{"-importkeystore", "-noprompt", "-srckeystore", p.Broker.P12, "-srcstoretype", "PKCS12",
+			"-srcstorepass", StorePassword, "-srcalias", "broker", "-destkeystore", p.Broker.JKS, "-deststoretype", "JKS",
+			"-deststorepass", StorePassword, "-destalias", "broker", "-destkeypass", KeyPassword},
+	}
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	for i, args := range runs {
+		wg.Go(func() { errs[i] = pkiCommand("keytool", append([]string{"-J-XX:TieredStopAtLevel=1"}, args...)...) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("PKI: %v", err)
+		}
 	}
 	return p
 }
@@ -119,18 +142,27 @@ func (p *PKI) newCA(t testing.TB, name, cn string) string {
 }
 
 // issue signs a certificate for CN=cn,OU=ou with the CA named ca and
-// writes it in every form; san, when set, is an extension line.
-func (p *PKI) issue(t testing.TB, ca, cn, ou, san string) *Cert {
+// writes it in every form; san, when set, is an extension line. keyType
+// is "rsa:2048" or "ec" (P-256).
+func (p *PKI) issue(t testing.TB, ca, cn, ou, san, keyType string) *Cert {
 	t.Helper()
-	ext := "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n"
+	usage := "digitalSignature,keyEncipherment"
+	if keyType == "ec" {
+		usage = "digitalSignature"
+	}
+	ext := "basicConstraints=CA:FALSE\nkeyUsage=critical," + usage + "\nextendedKeyUsage=serverAuth,clientAuth\n"
 	if san != "" {
 		ext += san + "\n"
 	}
 	extPath := p.path(cn + ".ext")
 	writeFile(t, extPath, ext)
 	key, csr, leaf := p.path(cn+".key"), p.path(cn+".csr"), p.path(cn+"-leaf.pem")
-	p.openssl(t, "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
-		"-subj", fmt.Sprintf("/O=%s/OU=%s/CN=%s", pkiOrg, ou, cn))
+	newKey := []string{"-newkey", keyType}
+	if keyType == "ec" {
+		newKey = append(newKey, "-pkeyopt", "ec_paramgen_curve:prime256v1")
+	}
+	p.openssl(t, append(append([]string{"req", "-new"}, newKey...), "-nodes", "-keyout", key, "-out", csr,
+		"-subj", fmt.Sprintf("/O=%s/OU=%s/CN=%s", pkiOrg, ou, cn))...)
 	p.openssl(t, "x509", "-req", "-in", csr, "-CA", p.path(ca+".pem"), "-CAkey", p.path(ca+".key"),
 		"-CAcreateserial", "-out", leaf, "-days", "2", "-extfile", extPath)
 	c := &Cert{
@@ -139,31 +171,32 @@ func (p *PKI) issue(t testing.TB, ca, cn, ou, san string) *Cert {
 		KeyPEM:      key,
 		PEMKeystore: p.path(cn + "-keystore.pem"),
 		P12:         p.path(cn + ".p12"),
-		JKS:         p.path(cn + ".jks"),
 	}
 	chain := readFile(t, leaf) + readFile(t, p.path(ca+".pem"))
 	writeFile(t, c.CertPEM, chain)
 	writeFile(t, c.PEMKeystore, readFile(t, key)+chain)
 	p.openssl(t, "pkcs12", "-export", "-in", leaf, "-inkey", key, "-certfile", p.path(ca+".pem"),
 		"-name", cn, "-out", c.P12, "-passout", "pass:"+StorePassword)
-	p.keytool(t, "-importkeystore", "-noprompt", "-srckeystore", c.P12, "-srcstoretype", "PKCS12",
-		"-srcstorepass", StorePassword, "-srcalias", cn, "-destkeystore", c.JKS, "-deststoretype", "JKS",
-		"-deststorepass", StorePassword, "-destalias", cn, "-destkeypass", KeyPassword)
 	return c
 }
 
-func (p *PKI) openssl(t testing.TB, args ...string) { t.Helper(); pkiRun(t, "openssl", args...) }
-func (p *PKI) keytool(t testing.TB, args ...string) { t.Helper(); pkiRun(t, "keytool", args...) }
-
-func pkiRun(t testing.TB, tool string, args ...string) {
+func (p *PKI) openssl(t testing.TB, args ...string) {
 	t.Helper()
+	if err := pkiCommand("openssl", args...); err != nil {
+		t.Fatalf("PKI: %v", err)
+	}
+}
+
+// pkiCommand runs openssl or keytool, bounded by pkiTimeout.
+func pkiCommand(tool string, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), pkiTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, tool, args...)
 	cmd.WaitDelay = 5 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("PKI: %s %s: %v\n%s", tool, strings.Join(args, " "), err, out)
+		return fmt.Errorf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, out)
 	}
+	return nil
 }
 
 func writeFile(t testing.TB, path, data string) {

@@ -66,6 +66,9 @@ func (p *PKI) JavaProps(t testing.TB, a ClientAuth) string {
 			t.Fatalf("ClientAuth: store type %q", a.StoreType)
 		}
 		if a.Cert != nil {
+			if a.StoreType == "JKS" && a.Cert.JKS == "" {
+				t.Fatalf("ClientAuth: no JKS keystore for %s (only the broker's certificate has one)", a.Cert.Principal)
+			}
 			b.WriteString(keystoreProps("", a.Cert, a.StoreType))
 		}
 	}
