@@ -150,8 +150,12 @@ func TestSecurityBadInput(t *testing.T) {
 				}
 			}
 			t.Logf("%s refused: %v", c.name, err)
-			if err := pingAs(t, s, c.listener, harness.ClientAuth{Protocol: "SSL", Cert: c.cert}); err == nil {
+			a := harness.ClientAuth{Protocol: "SSL", Cert: c.cert}
+			if err := pingAs(t, s, c.listener, a); err == nil {
 				t.Fatalf("%s: franz-go connected", c.name)
+			}
+			if out, errOut, err := s.kcat(t, testCtx(t, 30*time.Second), c.listener, a, "", "-L", "-m", "3"); err == nil {
+				t.Fatalf("%s: kcat -L answered:\n%s\n%s", c.name, out, errOut)
 			}
 			afterRefusal(t, s, c.listener, good[c.listener], before, true)
 		})

@@ -129,7 +129,12 @@ func (p *PKI) ClientTLS(t testing.TB, cert *Cert) *tls.Config {
 	}
 	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	if cert != nil {
-		cfg.Certificates = []tls.Certificate{cert.TLS(t)}
+		// Always present it, as Java and librdkafka do: with Certificates,
+		// Go sends none when the server's list of acceptable CAs does not
+		// name the certificate's issuer, and a test of a foreign
+		// certificate would test no certificate instead.
+		pair := cert.TLS(t)
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &pair, nil }
 	}
 	return cfg
 }
