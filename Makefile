@@ -107,7 +107,7 @@ cluster-stop:
 	scripts/zk.sh stop data/zk $(CLUSTER_ZK_PORT)
 
 # franz-go's own pkg/kgo integration tests, the allow-listed ones.
-kgo-suite: build
+kgo-suite: deps build
 	compat/kgo-suite.sh
 
 # The same against three cluster-mode brokers (a private ZooKeeper) with

@@ -14,6 +14,11 @@
 // in compat/testdata (oracle_test.go): KBROKER_ORACLE=kafka39 runs them
 // against Kafka 3.9.1 itself and records its answers again.
 //
+// The security tests (security_*_test.go) drive TLS, SASL and ACLs with
+// the stock clients against a secured broker (harness.StartSecureBroker);
+// KBROKER_ORACLE=kafka39 runs them against Kafka 3.9.1 instead, with the
+// same settings, to show their expectations are Kafka's.
+//
 // compat/java holds small programs on Kafka's Java client (TxnClient for
 // the transaction tests), compiled by the harness at test time.
 package compat

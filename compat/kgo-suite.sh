@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Runs franz-go's own pkg/kgo integration tests against a fresh standalone
-# kbroker (KGO_SEEDS points them at it).
+# kbroker (KGO_SEEDS points them at it). The standalone broker also has a
+# SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) with a SCRAM
+# user made by kafka-configs (compat/bin, jars from `make deps`), for
+# TestSCRAMAuth and TestSCRAMAuthBadCredentials (KGO_TEST_SCRAM_SEEDS,
+# KGO_TEST_SCRAM); TestSCRAMAuth runs once more with SCRAM-SHA-512.
 #
 #   compat/kgo-suite.sh            the tests in compat/kgo-allowlist.txt
 #   compat/kgo-suite.sh --all      every Test* one by one; writes a
@@ -112,14 +116,72 @@ brokers_log_tail() {
 	done
 }
 
+# The SCRAM user of the SASL listener; the password is also its PLAIN one.
+scram_user=kgo-scram
+scram_pass=kgo-scram-secret
+
+# sasl_props PORT: a SASL_PLAINTEXT listener on PORT besides PLAINTEXT
+# (listeners must then name both), with PLAIN and both SCRAMs; the JAAS
+# text is Kafka's, one per mechanism as Kafka wants without a JAAS file.
+sasl_props() {
+	local port=$1 sport=$2 m
+	local ls="PLAINTEXT://127.0.0.1:$port,SASL_PLAINTEXT://127.0.0.1:$sport"
+	echo "listeners=$ls"
+	echo "advertised.listeners=$ls"
+	echo "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"
+	echo "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+	echo "listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"admin-secret\" user_admin=\"admin-secret\" user_$scram_user=\"$scram_pass\";"
+	for m in scram-sha-256 scram-sha-512; do
+		echo "listener.name.sasl_plaintext.$m.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"admin\" password=\"admin-secret\";"
+	done
+}
+
+# create_scram_user: SCRAM-SHA-256 and -512 credentials for $scram_user,
+# through the PLAINTEXT listener (AlterUserScramCredentials), then a wait
+# until kcat authenticates with each on the SASL listener.
+create_scram_user() {
+	local port=$1 sport=$2 m i
+	if ! compgen -G "$root/compat/lib/kafka-tools-*.jar" >/dev/null; then
+		echo "kgo-suite: no Kafka tools in compat/lib; run make deps" >&2
+		return 1
+	fi
+	"$root/compat/bin/kafka-configs" --bootstrap-server "127.0.0.1:$port" --alter \
+		--add-config "SCRAM-SHA-256=[iterations=4096,password=$scram_pass],SCRAM-SHA-512=[password=$scram_pass]" \
+		--entity-type users --entity-name "$scram_user" >"$work/kafka-configs.out" 2>&1 || {
+		cat "$work/kafka-configs.out" >&2
+		return 1
+	}
+	for m in SCRAM-SHA-256 SCRAM-SHA-512; do
+		for i in $(seq 100); do
+			if kcat -L -b "127.0.0.1:$sport" -m 2 -X security.protocol=sasl_plaintext -X sasl.mechanisms=$m \
+				-X sasl.username=$scram_user -X sasl.password=$scram_pass >/dev/null 2>&1; then
+				break
+			fi
+			if ((i == 100)); then
+				echo "kgo-suite: $scram_user does not authenticate with $m on 127.0.0.1:$sport" >&2
+				return 1
+			fi
+			sleep 0.2
+		done
+	done
+}
+
 declare -a ports=()
+scram_seeds=""
 if [[ -z "$cluster" ]]; then
 	ports[0]="$(free_port)"
+	sasl_port="$(free_port)"
 	# A single broker cannot hold 3 replicas of the internal topics.
+	mapfile -t sasl_lines < <(sasl_props "${ports[0]}" "$sasl_port")
 	write_config 0 "${ports[0]}" offsets.topic.replication.factor=1 \
-		transaction.state.log.replication.factor=1 transaction.state.log.min.isr=1
+		transaction.state.log.replication.factor=1 transaction.state.log.min.isr=1 "${sasl_lines[@]}"
 	start_broker 0 "${ports[0]}"
+	if ! create_scram_user "${ports[0]}" "$sasl_port"; then
+		brokers_log_tail
+		exit 1
+	fi
 	seeds="127.0.0.1:${ports[0]}"
+	scram_seeds="127.0.0.1:$sasl_port"
 	rf=1
 else
 	zk_port="$(free_port)"
@@ -164,6 +226,11 @@ fi
 
 export KGO_SEEDS="$seeds"
 export KGO_TEST_RF="$rf"
+if [[ -n "$scram_seeds" ]]; then
+	# franz-go's helpers_test.go: user:pass, SHA-256 unless :512 follows.
+	export KGO_TEST_SCRAM_SEEDS="$scram_seeds"
+	export KGO_TEST_SCRAM="$scram_user:$scram_pass"
+fi
 # Three brokers replicating every record take longer: 11000 records still
 # make TestTxnEtl's producer end and begin a transaction (every 10000).
 default_records=20000
@@ -186,6 +253,17 @@ allow)
 		echo "kgo-suite: allow-listed franz-go tests failed; kbroker log tail:" >&2
 		brokers_log_tail
 		exit 1
+	fi
+	# TestSCRAMAuth once more with SCRAM-SHA-512 (the run above used 256).
+	if [[ -n "$scram_seeds" ]] && grep -qx 'TestSCRAMAuth' "$allowlist"; then
+		KGO_TEST_SCRAM="$scram_user:$scram_pass:512" gotest -timeout 5m -v -run '^TestSCRAMAuth$' >"$work/kgo-512.out" 2>&1 || true
+		grep -E '^(=== RUN|--- |PASS|FAIL|ok)' "$work/kgo-512.out" | sed 's/^/[SCRAM-SHA-512] /' || true
+		if grep -q '^FAIL' "$work/kgo-512.out" || ! grep -q '^ok' "$work/kgo-512.out" || grep -q -- '--- SKIP' "$work/kgo-512.out"; then
+			tail -50 "$work/kgo-512.out"
+			echo "kgo-suite: TestSCRAMAuth with SCRAM-SHA-512 failed; kbroker log tail:" >&2
+			brokers_log_tail
+			exit 1
+		fi
 	fi
 	;;
 run)

@@ -9,6 +9,8 @@
 // Files with the build tag kafkaref run a test's client logic against
 // Apache Kafka instead (`go test -tags kafkaref -run OnKafka`), to show the
 // test itself is right; they are not part of make compat-cluster.
+// TestSecureCluster (security_cluster_test.go) runs with
+// KBROKER_ORACLE=kafka39 against three Apache Kafka 3.9.1 brokers instead.
 // The helpers in helpers_test.go read znodes (go-zookeeper directly),
 // poll bounded conditions and decode `kafka-topics --describe`.
 //

@@ -37,6 +37,28 @@
 //     compat/lib (cached in .cache/java by source hash); RunJava runs it.
 //     ParseTxnConsume and TxnExpected read and predict the output of
 //     compat/java/TxnClient.
+//   - NewPKI(t) writes a test PKI into a temp dir with openssl and keytool:
+//     a CA, the brokers' certificate (SAN IP:127.0.0.1, DNS:localhost) as
+//     PKCS12, JKS and PEM keystores, PKCS12 and JKS truststores, client
+//     certificates alice and bob, and mallory from an unrelated CA
+//     (PKI.Clients; Cert.Principal is the subject as Kafka names it).
+//     PKI.BrokerSSL gives a broker's ssl.* keys (optionally for one
+//     listener); ClientAuth describes a client (security.protocol, SASL
+//     mechanism, user, certificate, store type) and PKI.JavaProps,
+//     PKI.KcatArgs and PKI.KgoOpts turn it into a Java .properties file,
+//     kcat -X options and franz-go options. PlainJAAS and ScramJAAS are
+//     the brokers' sasl.jaas.config values.
+//   - StartSecureBroker(t, SecureOptions) and StartSecureCluster(t, n,
+//     SecureOptions) start secured brokers: kbroker, or Apache Kafka 3.9.1
+//     (ZooKeeper mode, compat/lib39) with SecureOptions.Kafka39, on the
+//     same settings. Each SecureNode keeps a PLAINTEXT listener (Addr) for
+//     the readiness probe and has its named secured listeners in
+//     Listeners, each on a free port; kbroker's metrics listener is
+//     MetricsAddr. Kill, Restart and SecureCluster.WaitReady as for Broker
+//     and Cluster.
+//   - DialWireTLS is DialWire over TLS; Wire.AppendRequest, WriteRaw and
+//     WaitClosed let a test send frames no client would and see the
+//     connection closed.
 //   - KBROKER_APACHE_KAFKA=1 (Apache()) makes StartBroker and StartCluster
 //     start Apache Kafka KRaft nodes from compat/lib instead of kbroker
 //     (no ZooKeeper then; KAFKA_LOG_LEVEL and KAFKA_OPTS reach the JVM), to
@@ -46,7 +68,8 @@
 // ended by the test's cleanup, by its own handle (never by name); every wait
 // is bounded by a deadline or a context.
 //
-// Locks: Broker.mu guards the running process of a Broker; Proxy.mu guards
+// Locks: Broker.mu guards the running process of a Broker (kafka39Node.mu
+// that of a secured Kafka 3.9.1 node); Proxy.mu guards
 // the proxy's target and its open connections. Neither is held while
 // waiting on a process or on the network. Wire.mu serialises the requests
 // on one connection and is held for a request's round trip, which its
