@@ -13,8 +13,9 @@ import (
 //     the literal wildcard "*", and of every PREFIXED pattern that is a
 //     prefix of r.Name. If there are none, the answer is
 //     AllowEveryoneIfNoACLFound.
-//   - An entry matches if its principal is principal or "User:*", its host
-//     is host or "*", and its operation is op or ALL.
+//   - An entry matches if its principal is principal or "User:*" (which
+//     Kafka lets match principals of every type), its host is host or "*",
+//     and its operation is op or ALL.
 //   - A matching DENY refuses. Otherwise a matching ALLOW grants, where
 //     DESCRIBE is also granted by an ALLOW of READ, WRITE, DELETE or ALTER,
 //     and DESCRIBE_CONFIGS by an ALLOW of ALTER_CONFIGS (Kafka's

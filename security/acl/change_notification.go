@@ -25,7 +25,8 @@ import (
 func ChangeNotification(p ResourcePattern) (dir, prefix string, data []byte) {
 	t := resourceTypeEnumNames[resourceTypeFromCode(p.Type)]
 	if p.PatternType == kmsg.ACLResourcePatternTypeLiteral {
-		return LiteralChangesPath, ChangeSequencePrefix, []byte(t + ":" + p.Name)
+		// javaUTF8: Kafka's name is a Java string, which holds no invalid UTF-8.
+		return LiteralChangesPath, ChangeSequencePrefix, []byte(t + ":" + javaUTF8([]byte(p.Name)))
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"version":1,"resourceType":`)

@@ -11,15 +11,20 @@
 //     AccessControlEntry, AclBinding); Resource is what a request touches.
 //   - PatternFilter, EntryFilter, BindingFilter: DescribeAcls/DeleteAcls
 //     filters with Kafka's ANY/MATCH/null semantics (nil pointer = null).
-//   - ValidateCreations, NormalizeFilter, CreationBinding, DescribeFilter,
-//     DeleteFilter: the checks and conversions Kafka applies to CreateAcls,
-//     DescribeAcls and DeleteAcls requests, with the exact error and scope.
+//   - CreationBinding, ValidateCreations, DescribeFilter, DeleteFilter: the
+//     conversions and checks Kafka applies to CreateAcls, DescribeAcls and
+//     DeleteAcls requests; a Rejection carries the kerr error, the message
+//     and whether it fails one binding, the request or the connection.
+//   - MergeEntries, DeleteFromEntries: the entry-set arithmetic of
+//     CreateAcls and DeleteAcls, for sets read from ZooKeeper.
+//   - ParseSuperUsers, SupportedOperations, the Pascal-case name functions.
 //
 // Decisions, on *Authorizer (New(Config)):
 //   - SetResourceACLs / RemoveResource / ResourceACLs: the cache, updated the
 //     way AclAuthorizer.updateCache does after reading a resource znode.
 //   - Authorize, AuthorizeByResourceType, AuthorizedOperations: the checks.
-//   - Bindings (DescribeAcls), Matching (DeleteAcls).
+//   - Bindings (DescribeAcls), Matching (DeleteAcls: what each filter
+//     removes and each pattern's new set, without changing the cache).
 //
 // Znode codec (byte-compatible with Kafka 3.9):
 //   - ZnodePath / ParseZnodePath: /kafka-acl/<Type>/<name> and

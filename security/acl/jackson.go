@@ -75,9 +75,11 @@ func jsonString(raw json.RawMessage) (string, bool) {
 }
 
 // firstJSONValue parses the first JSON value of data the way Jackson's
-// readTree does: trailing content is ignored, and invalid UTF-8 inside the
-// value is a parse error (encoding/json would quietly substitute U+FFFD).
+// readTree does: a UTF-8 byte order mark is skipped, trailing content is
+// ignored, and invalid UTF-8 inside the value is a parse error
+// (encoding/json would quietly substitute U+FFFD).
 func firstJSONValue(data []byte) (json.RawMessage, bool) {
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var raw json.RawMessage
 	if dec.Decode(&raw) != nil {
