@@ -65,3 +65,53 @@ func TestAlterUserConfig(t *testing.T) {
 		t.Errorf("absent user: %v %d %v", cfg, version, err)
 	}
 }
+
+func TestQuotaEntities(t *testing.T) {
+	h := newTestTree(t)
+	set := func(path, data string) {
+		t.Helper()
+		if err := CreateRecursive(h.admin, path); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.admin.Set(path, []byte(data), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("/config/users/alice", `{"version":1,"config":{"SCRAM-SHA-256":"x","producer_byte_rate":"1024"}}`)
+	set("/config/users/bob", `{"version":1,"config":{"SCRAM-SHA-256":"x"}}`)
+	set("/config/users/<default>/clients/app", `{"version":1,"config":{"consumer_byte_rate":"2.5"}}`)
+	set("/config/ips/127.0.0.1", `{"version":1,"config":{"connection_creation_rate":"10"}}`)
+	es, err := QuotaEntities(h.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]float64{}
+	for _, e := range es {
+		key := ""
+		for _, typ := range []string{"user", "client-id", "ip"} {
+			if n, ok := e.Names[typ]; ok {
+				name := "<default>"
+				if n != nil {
+					name = *n
+				}
+				key += typ + "=" + name + ";"
+			}
+		}
+		got[key] = e.Quotas
+	}
+	want := map[string]map[string]float64{
+		"user=alice;":                   {"producer_byte_rate": 1024},
+		"user=<default>;client-id=app;": {"consumer_byte_rate": 2.5},
+		"ip=127.0.0.1;":                 {"connection_creation_rate": 10},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("entities %v, want %v", got, want)
+	}
+	for k, v := range want {
+		for q, f := range v {
+			if got[k][q] != f {
+				t.Errorf("%s %s = %v, want %v", k, q, got[k][q], f)
+			}
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/security/sasl"
 )
 
 // API keys the SASL exchange is made of.
@@ -139,6 +141,15 @@ func (c *conn) saslAuthenticate(req *Request, now time.Time) Response {
 		c.saslFailed(err)
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		msg := err.Error()
+		// What the client is told hides whether the user exists; the
+		// log above has the reason.
+		var ae *sasl.AuthError
+		if errors.As(err, &ae) {
+			msg = ae.ErrorMessage(c.sasl.reauth)
+			if ae.IllegalState {
+				resp.ErrorCode = kerr.IllegalSaslState.Code
+			}
+		}
 		resp.ErrorMessage = &msg
 		return Response{Msg: resp, CloseAfter: true}
 	}
@@ -201,9 +212,15 @@ func (c *conn) saslDone(now time.Time, authenticateVersion int16) error {
 	return nil
 }
 
-// saslFailed logs and counts an exchange that failed.
+// saslFailed logs and counts an exchange that failed, with the reason
+// the client is not told.
 func (c *conn) saslFailed(err error) {
 	reauth := c.sasl != nil && c.sasl.reauth
 	c.counters.authFailed(reauth)
-	c.log.Info("closing connection: SASL authentication failed", "err", err, "reauthentication", reauth)
+	reason := err.Error()
+	var ae *sasl.AuthError
+	if errors.As(err, &ae) && ae.Reason != "" {
+		reason = ae.Reason
+	}
+	c.log.Info("closing connection: SASL authentication failed", "reason", reason, "reauthentication", reauth)
 }

@@ -60,15 +60,15 @@ func handleAlterUserSCRAMCredentials(b *Broker, _ context.Context, req *protocol
 		}
 	}
 	for _, u := range r.Upsertions {
-		mech, ok := sasl.MechanismName(u.Mechanism)
+		_, ok := sasl.MechanismName(u.Mechanism)
 		switch {
 		case u.Name == "":
 			illegal[u.Name] = "Username must not be empty"
 		case !ok:
 			illegal[u.Name] = "Unknown SCRAM mechanism"
-		case u.Iterations > sasl.MaxScramIterations:
+		case u.Iterations > sasl.MaxIterations:
 			illegal[u.Name] = "Too many iterations"
-		case int(u.Iterations) < sasl.MinScramIterations(mech):
+		case u.Iterations < sasl.MinIterations:
 			illegal[u.Name] = "Too few iterations"
 		}
 	}

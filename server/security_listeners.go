@@ -1,10 +1,7 @@
 package server
 
 import (
-	"crypto/rand"
-	"crypto/subtle"
 	"crypto/tls"
-	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -61,9 +58,9 @@ func (b *Broker) listenerConfig(s config.ListenerSecurity) (protocol.ListenerCon
 type listenerSASL struct {
 	b          *Broker
 	mechanisms []string
-	// plainUsers are PLAIN's users and passwords from the listener's JAAS
-	// configuration.
-	plainUsers map[string]string
+	// verifyPlain checks PLAIN's users and passwords from the listener's
+	// JAAS configuration.
+	verifyPlain func(user, password string) bool
 }
 
 func (b *Broker) saslMechanisms(s config.ListenerSecurity) (*listenerSASL, error) {
@@ -79,7 +76,7 @@ func (b *Broker) saslMechanisms(s config.ListenerSecurity) (*listenerSASL, error
 			if err != nil {
 				return nil, fmt.Errorf("listener.name.%s.plain.sasl.jaas.config: %w", strings.ToLower(s.Name), err)
 			}
-			l.plainUsers = sasl.PlainUsers(modules)
+			l.verifyPlain = sasl.PlainVerifier(sasl.PlainUsers(modules))
 		case sasl.ScramSHA256, sasl.ScramSHA512:
 		default:
 			// Kafka would load GSSAPI or OAUTHBEARER; config.Load
@@ -107,21 +104,11 @@ func (l *listenerSASL) New(mechanism string) (protocol.SASLServer, bool) {
 	}
 	s, err := sasl.NewScramServer(mechanism, func(user string) (sasl.ScramCredential, bool) {
 		return l.b.scramCredential(mechanism, user)
-	}, scramNonce)
+	}, sasl.RandomNonce)
 	if err != nil {
 		return nil, false
 	}
 	return s, true
-}
-
-// verifyPlain compares in constant time, so that the time taken does not
-// tell how much of a password was right.
-func (l *listenerSASL) verifyPlain(user, password string) bool {
-	want, ok := l.plainUsers[user]
-	if !ok {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(want), []byte(password)) == 1
 }
 
 // scramCredential reads the user's credential for mechanism from the
@@ -146,14 +133,4 @@ func (b *Broker) scramCredential(mechanism, user string) (sasl.ScramCredential, 
 		return sasl.ScramCredential{}, false
 	}
 	return cred, true
-}
-
-// scramNonce is the server's part of the SCRAM nonce: 24 random bytes, as
-// many as Kafka's ScramFormatter uses, in printable form.
-func scramNonce() string {
-	var b [24]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }

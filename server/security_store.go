@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/zkbroker"
 )
 
@@ -14,6 +15,8 @@ type securityStore interface {
 	UserConfig(user string) (map[string]string, error)
 	Users() ([]string, error)
 	AlterUserConfig(user string, change func(map[string]string) error) error
+	// QuotaEntities lists the stored client quotas.
+	QuotaEntities() ([]kafkazk.QuotaEntity, error)
 }
 
 var _ securityStore = (*zkbroker.Node)(nil)

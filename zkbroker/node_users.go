@@ -38,3 +38,13 @@ func (n *Node) AlterUserConfig(user string, change func(map[string]string) error
 	}
 	return kafkazk.AlterUserConfig(zk, user, change)
 }
+
+// QuotaEntities reads the client quota configs stored for users, client
+// ids and IPs (DescribeClientQuotas).
+func (n *Node) QuotaEntities() ([]kafkazk.QuotaEntity, error) {
+	zk, err := n.client()
+	if err != nil {
+		return nil, err
+	}
+	return kafkazk.QuotaEntities(zk)
+}
