@@ -196,6 +196,9 @@ func (c *conn) saslDone(now time.Time, authenticateVersion int16) error {
 	s := c.sasl
 	principal := "User:" + s.server.AuthorizationID()
 	if s.reauth && principal != c.info.Principal() {
+		// The client is shown this text; it keeps the wording of Kafka's
+		// SaslServerAuthenticator.
+		//lint:ignore ST1005 Kafka's message, capitalised as Kafka writes it
 		return fmt.Errorf("Cannot change principals during re-authentication from %s: %s", c.info.Principal(), principal)
 	}
 	c.info.SetPrincipal(principal)

@@ -23,7 +23,7 @@ func interBrokerClientOpts(cfg *config.Config) ([]kgo.Opt, error) {
 	s := cfg.InterBrokerSecurity()
 	var opts []kgo.Opt
 	if config.UsesTLS(s.Protocol) {
-		tc, err := tlsconfig.Client(s.SSL)
+		tc, err := tlsconfig.Client(s.SSL, "")
 		if err != nil {
 			return nil, fmt.Errorf("inter-broker listener %s: %w", s.Name, err)
 		}

@@ -158,7 +158,7 @@ func (s *ScramServer) receiveFirst(msg string) ([]byte, *AuthError) {
 // answers with the server signature. The nonce need only end with the
 // combined nonce, as Kafka's ScramSaslServer checks it: librdkafka sends
 // its own nonce once more in front of the combined one, and Kafka accepts
-// that. c= must be the gs2 header the client sent (RFC 5802 §5.1; Kafka
+// that. c= must be the gs2 header the client sent, as RFC 5802 requires (Kafka
 // leaves that to the proof). AuthMessage is built from the messages
 // exactly as sent, as RFC 5802 defines it.
 func (s *ScramServer) receiveFinal(msg string) ([]byte, *AuthError) {
