@@ -5,8 +5,7 @@ package sasl
 // characters, 0-32 white space, double and single quotes quoting, '/' a
 // comment character, digits '.' and '-' numeric), '-' '_' '$' added as word
 // characters, and both "//" and "/* */" comments. Its odd corners are kept on
-// purpose, since they
-// decide which configurations Kafka accepts: a token starting with a digit,
+// purpose, since they decide which configurations Kafka accepts: a token starting with a digit,
 // '.' or '-' is a number and has no text; a lone '/' starts a line comment;
 // an unterminated quote ends at a line break or the end of input; a backslash
 // at the very end of a quote yields U+FFFF. Characters are Unicode code
