@@ -331,5 +331,6 @@ func authzCases(f *authzFixture) []authzCase {
 	cases = append(cases, txnCases(f)...)
 	cases = append(cases, adminCases(f)...)
 	cases = append(cases, securityCases(f)...)
+	cases = append(cases, quotaCases(f)...)
 	return cases
 }
