@@ -12,11 +12,6 @@ import (
 	"github.com/kbroker/kbroker/security/tlsconfig"
 )
 
-// plainLoginModule is the JAAS module whose user_<name>="<password>"
-// options list the PLAIN users of a listener (Kafka's PlainLoginModule
-// with its default PlainServerCallbackHandler).
-const plainLoginModule = "org.apache.kafka.common.security.plain.PlainLoginModule"
-
 // listenerConfig builds how a listener secures its connections from its
 // resolved settings. A listener that cannot be secured as configured (a
 // keystore that does not open, a SASL mechanism without its JAAS
