@@ -239,7 +239,10 @@ func TestScramDelegationToken(t *testing.T) {
 		}
 		return tokenCred, "owner", 12345, true
 	})
-	noUsers := func(string) (ScramCredential, bool) { t.Fatal("user lookup for a token login"); return ScramCredential{}, false }
+	noUsers := func(string) (ScramCredential, bool) {
+		t.Fatal("user lookup for a token login")
+		return ScramCredential{}, false
+	}
 	cases := []struct {
 		name string
 		auth scram.Auth
