@@ -186,4 +186,3 @@ func TestValidateIterations(t *testing.T) {
 		t.Error("texts differ from Kafka's ScramControlManager")
 	}
 }
-
