@@ -1,8 +1,10 @@
 package sasl
 
 import (
+	"bytes"
 	"encoding/base64"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -20,15 +22,22 @@ const (
 	rfcProof = "dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
 )
 
+// rfcCredential is the RFC 7677 user's credential, derived once since
+// the fuzz targets need it on every input.
 func rfcCredential(t *testing.T) ScramCredential {
 	t.Helper()
-	salt, _ := base64.StdEncoding.DecodeString(rfcSalt)
-	c, err := NewScramCredential(ScramSHA256, "pencil", salt, 4096)
+	c, err := rfcCredentialOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.Salt = bytes.Clone(c.Salt)
 	return c
 }
+
+var rfcCredentialOnce = sync.OnceValues(func() (ScramCredential, error) {
+	salt, _ := base64.StdEncoding.DecodeString(rfcSalt)
+	return NewScramCredential(ScramSHA256, "pencil", salt, 4096)
+})
 
 func rfcServer(t *testing.T, users map[string]ScramCredential, opts ...ScramOption) Server {
 	t.Helper()
