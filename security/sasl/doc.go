@@ -12,18 +12,30 @@
 //     throws as SaslAuthenticationException (Public), otherwise the fixed
 //     "Authentication failed during authentication due to invalid
 //     credentials with SASL mechanism <m>".
-//   - NewPlainServer, PlainVerifier: RFC 4616 as Kafka's PlainSaslServer.
-//   - NewScramServer, WithTokenLookup, RandomNonce, ScramServer: RFC 5802 /
-//     RFC 7677 as Kafka's ScramSaslServer, with KIP-48 delegation tokens.
+//   - MaxTokenSize: the bound on one client token (Kafka's default
+//     sasl.server.max.receive.size).
+//   - NewPlainServer, PlainVerifier, PlainMechanism: RFC 4616 as Kafka's
+//     PlainSaslServer.
+//   - NewScramServer, WithTokenLookup, ScramTokenLookup, RandomNonce,
+//     ScramServer (TokenAuthenticated), EscapeSaslName: RFC 5802 / RFC 7677
+//     as Kafka's ScramSaslServer and ScramMessages, with KIP-48 delegation
+//     tokens.
 //   - ScramCredential, NewScramCredential, ScramCredentialFromSaltedPassword,
-//     ParseScramCredential, String: Kafka's ScramFormatter and
-//     ScramCredentialUtils.
+//     ParseScramCredential, String, ErrInvalidCredential: Kafka's
+//     ScramFormatter and ScramCredentialUtils.
 //   - MechanismType, MechanismName, IsScram, ScramMechanisms, MinIterations,
-//     MaxIterations, ValidateIterations: Kafka's ScramMechanism table and
+//     MaxIterations, ValidateIterations, ErrTooFewIterations,
+//     ErrTooManyIterations: Kafka's ScramMechanism table and
 //     AlterUserScramCredentials limits.
 //   - ParseJAAS, ParseJAASProperty, LoginModule, PlainUsers,
-//     ClientCredentials: Kafka's JaasConfig and the options its login
+//     ClientCredentials, MaxJAASSize, PlainLoginModuleClass,
+//     ScramLoginModuleClass: Kafka's JaasConfig and the options its login
 //     modules read.
+//
+// Where this package is stricter than Kafka it follows RFC 5802, and only
+// clients no Kafka client resembles notice: the client-final nonce must
+// equal the combined nonce, c= must be the gs2 header the client sent, and
+// AuthMessage is built from the messages as sent.
 //
 // Invariants: a Server is a state machine that only moves forward; after it
 // completes or fails every Step fails with an IllegalState AuthError, and a

@@ -66,6 +66,9 @@ func tooLong(mechanism string, n int) *AuthError {
 
 var errNilFunc = errorString("sasl: NewScramServer needs a lookup and a nonce function")
 
+// errorString is an error whose text is Kafka's, capitalised as Kafka
+// writes it, since callers put it into responses verbatim (errors.New would
+// be flagged for the capital letter).
 type errorString string
 
 func (e errorString) Error() string { return string(e) }

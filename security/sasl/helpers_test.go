@@ -2,6 +2,7 @@ package sasl
 
 import (
 	"context"
+	"crypto/pbkdf2"
 	"errors"
 	"testing"
 
@@ -48,4 +49,13 @@ func asAuthError(t *testing.T, err error) *AuthError {
 		t.Fatalf("error %v (%T) is not an *AuthError", err, err)
 	}
 	return ae
+}
+
+func pbkdf2Salted(t *testing.T, m *scramMech, password string, salt []byte, iter int) []byte {
+	t.Helper()
+	b, err := pbkdf2.Key(m.newHash, password, salt, iter, m.size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -1,7 +1,6 @@
 package sasl
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 )
@@ -35,7 +34,7 @@ const MaxJAASSize = 1 << 20
 // whose name is a bare number under a null key; that is an error here.
 func ParseJAAS(s string) ([]LoginModule, error) {
 	if len(s) > MaxJAASSize {
-		return nil, errors.New("JAAS config of " + strconv.Itoa(len(s)) + " bytes exceeds the bound of " + strconv.Itoa(MaxJAASSize) + " bytes")
+		return nil, errorString("JAAS config of " + strconv.Itoa(len(s)) + " bytes exceeds the bound of " + strconv.Itoa(MaxJAASSize) + " bytes")
 	}
 	t := newJAASTokenizer(s)
 	var modules []LoginModule
@@ -51,7 +50,7 @@ func ParseJAAS(s string) ([]LoginModule, error) {
 		modules = append(modules, m)
 	}
 	if len(modules) == 0 {
-		return nil, errors.New("Login module not specified in JAAS config")
+		return nil, errorString("Login module not specified in JAAS config")
 	}
 	return modules, nil
 }
@@ -60,16 +59,16 @@ func parseJAASEntry(t *jaasTokenizer, first jaasToken) (LoginModule, error) {
 	m := LoginModule{Class: first.text, Options: map[string]string{}}
 	tok := t.next()
 	if tok.kind == tokEOF {
-		return m, errors.New("Login module control flag not specified in JAAS config")
+		return m, errorString("Login module control flag not specified in JAAS config")
 	}
 	if !tok.hasText() {
-		return m, errors.New("Login module control flag is not available in the JAAS config")
+		return m, errorString("Login module control flag is not available in the JAAS config")
 	}
 	switch f := strings.ToUpper(tok.text); f {
 	case "REQUIRED", "REQUISITE", "SUFFICIENT", "OPTIONAL":
 		m.Flag = f
 	default:
-		return m, errors.New("Invalid login module control flag '" + tok.text + "' in JAAS config")
+		return m, errorString("Invalid login module control flag '" + tok.text + "' in JAAS config")
 	}
 	for {
 		tok = t.next()
@@ -88,22 +87,22 @@ func parseJAASEntry(t *jaasTokenizer, first jaasToken) (LoginModule, error) {
 			return m, errValueNotSpecified(key)
 		}
 		if !tok.hasText() {
-			return m, errors.New("Invalid option name in JAAS config")
+			return m, errorString("Invalid option name in JAAS config")
 		}
 		m.Options[key] = val.text
 	}
 	if tok.kind != tokChar || tok.ch != ';' {
-		return m, errors.New("JAAS config entry not terminated by semi-colon")
+		return m, errorString("JAAS config entry not terminated by semi-colon")
 	}
 	// Java's AppConfigurationEntry refuses an empty or missing class name.
 	if !first.hasText() || first.text == "" {
-		return m, errors.New("Login module class name not specified in JAAS config")
+		return m, errorString("Login module class name not specified in JAAS config")
 	}
 	return m, nil
 }
 
 func errValueNotSpecified(key string) error {
-	return errors.New("Value not specified for key '" + key + "' in JAAS config")
+	return errorString("Value not specified for key '" + key + "' in JAAS config")
 }
 
 // ParseJAASProperty parses a sasl.jaas.config value, which Kafka's
@@ -114,7 +113,7 @@ func ParseJAASProperty(s string) (LoginModule, error) {
 		return LoginModule{}, err
 	}
 	if len(ms) != 1 {
-		return LoginModule{}, errors.New("JAAS config property contains " + strconv.Itoa(len(ms)) + " login modules, should be 1 module")
+		return LoginModule{}, errorString("JAAS config property contains " + strconv.Itoa(len(ms)) + " login modules, should be 1 module")
 	}
 	return ms[0], nil
 }

@@ -1,6 +1,7 @@
 package sasl
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"strconv"
 	"strings"
@@ -103,14 +104,17 @@ func javaString(b []byte) string {
 }
 
 // PlainVerifier checks a password against users (as PlainUsers returns them)
-// in constant time, as Kafka's PlainServerCallbackHandler does with
-// Utils.isEqualConstantTime.
+// without a timing signal, as Kafka's PlainServerCallbackHandler does with
+// Utils.isEqualConstantTime. Both sides are hashed first so that not even the
+// stored password's length shows (subtle.ConstantTimeCompare returns early
+// on a length mismatch).
 func PlainVerifier(users map[string]string) func(user, password string) bool {
 	return func(user, password string) bool {
 		want, ok := users[user]
 		if !ok {
 			return false
 		}
-		return subtle.ConstantTimeCompare([]byte(want), []byte(password)) == 1
+		w, g := sha256.Sum256([]byte(want)), sha256.Sum256([]byte(password))
+		return subtle.ConstantTimeCompare(w[:], g[:]) == 1
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/pbkdf2"
 	"encoding/base64"
-	"errors"
 	"strconv"
 	"strings"
 )
@@ -32,7 +31,7 @@ func NewScramCredential(mechanism, password string, salt []byte, iterations int)
 		return ScramCredential{}, unsupportedMechanism(mechanism)
 	}
 	if iterations < 1 {
-		return ScramCredential{}, errors.New("SCRAM iterations must be positive, got " + strconv.Itoa(iterations))
+		return ScramCredential{}, errorString("SCRAM iterations must be positive, got " + strconv.Itoa(iterations))
 	}
 	salted, err := pbkdf2.Key(m.newHash, password, salt, iterations, m.size)
 	if err != nil {
@@ -88,7 +87,7 @@ func (c ScramCredential) String() string {
 // ErrInvalidCredential is returned by ParseScramCredential. Kafka's text
 // appends the whole input; ours does not, since the input holds key material
 // and errors end up in logs.
-var ErrInvalidCredential = errors.New("Credentials not valid")
+var ErrInvalidCredential error = errorString("Credentials not valid")
 
 // ParseScramCredential is Kafka's ScramCredentialUtils.credentialFromString:
 // comma-separated key=value pairs (trailing empty pieces dropped, as Java's
@@ -141,13 +140,13 @@ func ParseScramCredential(s string) (ScramCredential, error) {
 // no line breaks, '=' padding optional but correct when present.
 func javaBase64(s string) ([]byte, error) {
 	if strings.ContainsAny(s, "\r\n") {
-		return nil, errors.New("line break in base64")
+		return nil, errorString("line break in base64")
 	}
 	if len(s)%4 == 0 {
 		return base64.StdEncoding.DecodeString(s)
 	}
 	if strings.IndexByte(s, '=') >= 0 {
-		return nil, errors.New("bad base64 padding")
+		return nil, errorString("bad base64 padding")
 	}
 	return base64.RawStdEncoding.DecodeString(s)
 }

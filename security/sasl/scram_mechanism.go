@@ -3,7 +3,6 @@ package sasl
 import (
 	"crypto/sha256"
 	"crypto/sha512"
-	"errors"
 	"hash"
 )
 
@@ -81,8 +80,8 @@ func MechanismName(typ int8) (string, bool) {
 // ErrTooFewIterations and ErrTooManyIterations carry the texts Kafka's
 // ScramControlManager returns with UNACCEPTABLE_CREDENTIAL.
 var (
-	ErrTooFewIterations  = errors.New("Too few iterations")
-	ErrTooManyIterations = errors.New("Too many iterations")
+	ErrTooFewIterations  error = errorString("Too few iterations")
+	ErrTooManyIterations error = errorString("Too many iterations")
 )
 
 // ValidateIterations applies Kafka's AlterUserScramCredentials bounds. Call it
@@ -99,6 +98,6 @@ func ValidateIterations(iterations int) error {
 }
 
 func unsupportedMechanism(mechanism string) error {
-	return errors.New("Requested mechanism '" + mechanism +
+	return errorString("Requested mechanism '" + mechanism +
 		"' is not supported. Supported mechanisms are '[" + ScramSHA256 + ", " + ScramSHA512 + "]'.")
 }

@@ -2,7 +2,6 @@ package sasl
 
 import (
 	"encoding/base64"
-	"errors"
 	"strings"
 )
 
@@ -22,8 +21,8 @@ import (
 // or "p=") is refused like any other malformed message, as Kafka does.
 
 var (
-	errFirstFormat = errors.New("Invalid SCRAM client first message format")
-	errFinalFormat = errors.New("Invalid SCRAM client final message format")
+	errFirstFormat = errorString("Invalid SCRAM client first message format")
+	errFinalFormat = errorString("Invalid SCRAM client final message format")
 )
 
 // clientFirst is a parsed client-first-message.
