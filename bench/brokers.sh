@@ -14,34 +14,42 @@ KAFKA_JVM_OPTS=(-Xmx1G -Xms1G -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20
 # KRaft node in combined mode (broker and controller in one process) with
 # the listener layout every Kafka node of the bench shares, Kafka defaults
 # otherwise. QUORUM_PROP says how it finds the controller quorum; the PROPs
-# follow num.partitions.
+# follow num.partitions. With SASL_SSL_PORT set (the single broker), the
+# node gets a SASL_SSL listener there too, configured by
+# sasl_ssl_broker_props (bench/security.sh).
 write_kraft_config() {
 	local dir=$1 id=$2 port=$3 cport=$4 quorum=$5
 	shift 5
+	local listeners="PLAINTEXT://127.0.0.1:$port" map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+	if [[ -n "${SASL_SSL_PORT:-}" ]]; then
+		listeners+=",SASL_SSL://127.0.0.1:$SASL_SSL_PORT"
+		map+=,SASL_SSL:SASL_SSL
+	fi
 	{
 		cat <<PROPS
 process.roles=broker,controller
 node.id=$id
 $quorum
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=$listeners,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=$listeners
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=$map
 log.dirs=$dir/data
 num.partitions=1
 PROPS
 		printf '%s\n' "$@" group.initial.rebalance.delay.ms=0
+		[[ -z "${SASL_SSL_PORT:-}" ]] || sasl_ssl_broker_props "$CERTS"
 	} >"$dir/server.properties"
 }
 
-# start_kafka DIR PORT CONTROLLER_PORT: formats the storage with Kafka's
-# StorageTool and starts kafka.Kafka; sets BROKER_PID.
+# start_kafka DIR PORT CONTROLLER_PORT SASL_SSL_PORT: formats the storage
+# with Kafka's StorageTool and starts kafka.Kafka; sets BROKER_PID.
 start_kafka() {
 	local dir=$1 port=$2 cport=$3
 	mkdir -p "$dir"
 	# A single node cannot hold the internal topics' default 3 replicas.
-	write_kraft_config "$dir" 1 "$port" "$cport" "controller.quorum.bootstrap.servers=127.0.0.1:$cport" \
+	SASL_SSL_PORT=$4 write_kraft_config "$dir" 1 "$port" "$cport" "controller.quorum.bootstrap.servers=127.0.0.1:$cport" \
 		offsets.topic.replication.factor=1 transaction.state.log.replication.factor=1 \
 		transaction.state.log.min.isr=1 share.coordinator.state.topic.replication.factor=1 \
 		share.coordinator.state.topic.min.isr=1
@@ -63,21 +71,33 @@ start_kafka() {
 	wait_port "$port" "$dir/server.log"
 }
 
-# start_kbroker DIR PORT METRICS_PORT: bin/kbroker standalone with pprof on
-# and, like Kafka's single node, a transaction state log of one replica.
+# start_kbroker DIR PORT METRICS_PORT SASL_SSL_PORT: bin/kbroker standalone
+# with pprof on, like Kafka's single node a transaction state log of one
+# replica, and the same SASL_SSL listener (sasl_ssl_broker_props, one
+# --override a line).
 start_kbroker() {
-	local dir=$1 port=$2 mport=$3
+	local dir=$1 port=$2 mport=$3 sport=$4 line i
 	mkdir -p "$dir/data"
-	"$ROOT/bin/kbroker" "$ROOT/config/server.properties" \
-		--override "listeners=PLAINTEXT://127.0.0.1:$port" \
-		--override "log.dirs=$dir/data" \
-		--override "metrics.listener=127.0.0.1:$mport" \
-		--override "pprof.enable=true" \
-		--override transaction.state.log.replication.factor=1 \
-		--override transaction.state.log.min.isr=1 >"$dir/server.log" 2>&1 &
+	local -a overrides=(
+		--override "listeners=PLAINTEXT://127.0.0.1:$port,SASL_SSL://127.0.0.1:$sport"
+		--override "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL"
+		--override "log.dirs=$dir/data"
+		--override "metrics.listener=127.0.0.1:$mport"
+		--override "pprof.enable=true"
+		--override transaction.state.log.replication.factor=1
+		--override transaction.state.log.min.isr=1
+	)
+	while IFS= read -r line; do
+		overrides+=(--override "$line")
+	done < <(sasl_ssl_broker_props "$CERTS")
+	"$ROOT/bin/kbroker" "$ROOT/config/server.properties" "${overrides[@]}" >"$dir/server.log" 2>&1 &
 	BROKER_PID=$!
 	record_pid "$BROKER_PID"
-	echo "bin/kbroker config/server.properties --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs=\$RUN/kbroker/data --override metrics.listener=127.0.0.1:$mport --override pprof.enable=true --override transaction.state.log.replication.factor=1 --override transaction.state.log.min.isr=1" >>"$RUN/commands.txt"
+	{
+		printf 'bin/kbroker config/server.properties'
+		for ((i = 1; i < ${#overrides[@]}; i += 2)); do printf " --override '%s'" "${overrides[i]}"; done
+		echo
+	} | sed -e "s|$RUN|\$RUN|g" >>"$RUN/commands.txt"
 	wait_port "$port" "$dir/server.log"
 }
 

@@ -61,13 +61,16 @@ KAFKA_PORT=$(free_port 29092)
 KAFKA_CONTROLLER_PORT=$(free_port $((KAFKA_PORT + 1)))
 KBROKER_PORT=$(free_port 29192)
 KBROKER_METRICS_PORT=$(free_port $((KBROKER_PORT + 1)))
+KAFKA_SASL_SSL_PORT=$(free_port $((KAFKA_CONTROLLER_PORT + 1)))
+KBROKER_SASL_SSL_PORT=$(free_port $((KBROKER_METRICS_PORT + 1)))
 
 source "$ROOT/bench/brokers.sh"
 source "$ROOT/bench/workloads.sh"
 source "$ROOT/bench/cluster.sh"
+source "$ROOT/bench/security.sh"
 
 RUN=$(mktemp -d -t kbroker-bench.XXXXXX)
-declare -A BROKER_PIDS_BY_NAME=() BOOTSTRAP_BY_NAME=()
+declare -A BROKER_PIDS_BY_NAME=() BOOTSTRAP_BY_NAME=() SASL_BOOTSTRAP_BY_NAME=()
 BROKER_PID=
 BROKER_PIDS=
 PROFILE_PID=
@@ -97,6 +100,16 @@ done
 }
 go build -o "$RUN/loadgen" ./bench/loadgen
 go build -o "$RUN/report" ./bench/report
+# The SASL_SSL listeners' certificates and the clients' properties for them.
+CERTS="$RUN/certs"
+SASL_CLIENT_CONFIG="$RUN/client-sasl-ssl.properties"
+make_certs "$CERTS"
+write_sasl_ssl_client_config "$CERTS" "$SASL_CLIENT_CONFIG"
+{
+	echo "# keytool: a CA, the broker's PKCS12 keystore (SAN IP:127.0.0.1, signed by the CA), a truststore with the CA (bench/security.sh)"
+	echo "# \$SASL_CLIENT_CONFIG, the --command-config of every SASL_SSL workload:"
+	sed -e "s|$RUN|\$RUN|g" -e 's/^/#   /' "$SASL_CLIENT_CONFIG"
+} >>"$RUN/commands.txt"
 
 RAW="$RUN/raw.tsv"
 : >"$RAW"
@@ -125,6 +138,7 @@ kafka_version=$(basename "$LIB"/kafka_2.13-*.jar .jar | sed 's/^kafka_2.13-//')
 	echo "txn_records=$TXN_RECORDS"
 	echo "kafka_jvm=${KAFKA_JVM_OPTS[*]}"
 	echo "producer_props=${PRODUCER_PROPS[*]}"
+	echo "sasl_mechanism=$SASL_MECHANISM"
 } >"$RUN/meta.txt"
 
 started=$(date +%s)
@@ -135,13 +149,15 @@ for broker in $BROKERS; do
 	echo "bench: starting $broker" >&2
 	case $broker in
 	kafka)
-		start_kafka "$RUN/kafka" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"
+		start_kafka "$RUN/kafka" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" "$KAFKA_SASL_SSL_PORT"
 		BOOTSTRAP_BY_NAME[$broker]="127.0.0.1:$KAFKA_PORT"
+		SASL_BOOTSTRAP_BY_NAME[$broker]="127.0.0.1:$KAFKA_SASL_SSL_PORT"
 		;;
 	kbroker)
 		METRICS="127.0.0.1:$KBROKER_METRICS_PORT"
-		start_kbroker "$RUN/kbroker" "$KBROKER_PORT" "$KBROKER_METRICS_PORT"
+		start_kbroker "$RUN/kbroker" "$KBROKER_PORT" "$KBROKER_METRICS_PORT" "$KBROKER_SASL_SSL_PORT"
 		BOOTSTRAP_BY_NAME[$broker]="127.0.0.1:$KBROKER_PORT"
+		SASL_BOOTSTRAP_BY_NAME[$broker]="127.0.0.1:$KBROKER_SASL_SSL_PORT"
 		;;
 	*)
 		echo "bench: unknown broker $broker" >&2
@@ -149,6 +165,7 @@ for broker in $BROKERS; do
 		;;
 	esac
 	BROKER_PIDS_BY_NAME[$broker]=$BROKER_PID
+	add_sasl_user "${BOOTSTRAP_BY_NAME[$broker]}" "${SASL_BOOTSTRAP_BY_NAME[$broker]}" "$RUN/$broker/sasl-user.log"
 	echo "start_rss_kb_$broker=$(peak_rss_kb)" >>"$RUN/meta.txt"
 done
 # shellcheck disable=SC2086 # BROKERS is a list

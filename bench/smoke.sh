@@ -25,7 +25,7 @@ if [[ ${#tables[@]} != 1 || ! -s "${tables[0]}" ]]; then
 	exit 1
 fi
 for wl in produce-1k-acks1 produce-1k-acksall produce-100b-acks1 produce-100b-acksall \
-	produce-1k-txn e2e-latency consume-2gib cluster-1k-acksall; do
+	produce-1k-txn produce-1k-sasl-ssl e2e-latency consume-2gib consume-sasl-ssl cluster-1k-acksall; do
 	# Each workload's section says how many runs of each broker succeeded.
 	if ! awk -v wl="## $wl" '$0 == wl {s = 1; next} /^## / {s = 0} s && /^.*Runs ok: Kafka 1\/1, kbroker 1\/1\./ {f = 1} END {exit !f}' "${tables[0]}"; then
 		echo "bench-smoke: $wl lacks a successful run of both brokers:" >&2

@@ -1,6 +1,7 @@
 # Sourced by bench/run.sh: the workloads of issue 5, each run against the
-# broker whose pid is BROKER_PID and whose address is BOOTSTRAP (use_broker
-# sets both). Each measured run
+# broker whose pid is BROKER_PID and whose address is BOOTSTRAP, or
+# SASL_BOOTSTRAP for its SASL_SSL listener (use_broker sets all three).
+# Each measured run
 # appends one tab-separated row to $RAW:
 #   broker workload rep status mbps rps p50_ms p99_ms p999_ms cpu_s bytes rss_kb load1 client_cpu_s
 # cpu_s is the broker's; client_cpu_s is the perf tool's or loadgen's,
@@ -67,7 +68,9 @@ log_cmd() {
 	shift
 	grep -qxF "$key" "$RUN/commands.seen" 2>/dev/null && return 0
 	echo "$key" >>"$RUN/commands.seen"
-	echo "$*" | sed -e "s|$BOOTSTRAP|\$BOOTSTRAP|g" -e "s|$RUN|\$RUN|g" -e "s|$ROOT/||g" >>"$RUN/commands.txt"
+	local -a generalise=(-e "s|$BOOTSTRAP|\$BOOTSTRAP|g")
+	[[ -z "${SASL_BOOTSTRAP:-}" ]] || generalise+=(-e "s|$SASL_BOOTSTRAP|\$SASL_BOOTSTRAP|g")
+	echo "$*" | sed "${generalise[@]}" -e "s|$RUN|\$RUN|g" -e "s|$ROOT/||g" >>"$RUN/commands.txt"
 }
 
 # measure BROKER WORKLOAD REP BYTES PARSER CMD...: runs CMD with the broker's
@@ -130,6 +133,8 @@ parse_loadgen() {
 
 # produce_run BROKER WORKLOAD REP SIZE ACKS COUNT [PERF_ARG...]: the
 # PERF_ARGs go to kafka-producer-perf-test before its producer properties.
+# The producer dials CLIENT_BOOTSTRAP when set (the SASL_SSL listener),
+# BOOTSTRAP otherwise; the topic is made and deleted over BOOTSTRAP.
 produce_run() {
 	local broker=$1 wl=$2 rep=$3 size=$4 acks=$5 count=$6 topic="$2-$3"
 	shift 6
@@ -137,7 +142,7 @@ produce_run() {
 	measure "$broker" "$wl" "$rep" $((size * count)) parse_producer_perf \
 		"$TOOLS/kafka-producer-perf-test" --topic "$topic" --num-records "$count" \
 		--record-size "$size" --throughput -1 "$@" \
-		--command-property "bootstrap.servers=$BOOTSTRAP" "acks=$acks" "${PRODUCER_PROPS[@]}"
+		--command-property "bootstrap.servers=${CLIENT_BOOTSTRAP:-$BOOTSTRAP}" "acks=$acks" "${PRODUCER_PROPS[@]}"
 	delete_topic "$topic"
 }
 
@@ -173,17 +178,20 @@ wait_profile() {
 	PROFILE_PID=
 }
 
-# warm_up BROKER SIZE COUNT: an unmeasured producer perf test run, so the
-# JVM compiles its hot paths and both brokers create their first segments;
-# prints the records/s it reached.
+# warm_up BROKER SIZE COUNT [NAME PERF_ARG...]: an unmeasured producer perf
+# test run, so the JVM compiles its hot paths and both brokers create their
+# first segments; prints the records/s it reached. NAME (default SIZE) names
+# the run; the PERF_ARGs and CLIENT_BOOTSTRAP are as in produce_run.
 warm_up() {
-	local broker=$1 size=$2 count=$3 topic="warmup-$2"
+	local broker=$1 size=$2 count=$3 name=${4:-$2}
+	shift $(($# < 4 ? $# : 4))
+	local topic="warmup-$name"
 	create_topic "$topic"
 	timeout "$STEP_TIMEOUT" "$TOOLS/kafka-producer-perf-test" --topic "$topic" --num-records "$count" \
-		--record-size "$size" --throughput -1 --command-property "bootstrap.servers=$BOOTSTRAP" acks=1 \
-		"${PRODUCER_PROPS[@]}" >"$RUN/$broker-warmup-$size.out" 2>&1 || true
+		--record-size "$size" --throughput -1 "$@" --command-property "bootstrap.servers=${CLIENT_BOOTSTRAP:-$BOOTSTRAP}" acks=1 \
+		"${PRODUCER_PROPS[@]}" >"$RUN/$broker-warmup-$name.out" 2>&1 || true
 	delete_topic "$topic"
-	{ parse_producer_perf "$RUN/$broker-warmup-$size.out" || true; } | awk '{printf "%d", $2}'
+	{ parse_producer_perf "$RUN/$broker-warmup-$name.out" || true; } | awk '{printf "%d", $2}'
 }
 
 # calibrate RATE MIN MAX: records for a run of RUN_SECONDS at RATE, clamped.
@@ -200,6 +208,7 @@ calibrate() {
 use_broker() {
 	BROKER_PID=${BROKER_PIDS_BY_NAME[$1]}
 	BOOTSTRAP=${BOOTSTRAP_BY_NAME[$1]}
+	SASL_BOOTSTRAP=${SASL_BOOTSTRAP_BY_NAME[$1]}
 }
 
 # rep_order REP BROKER...: the brokers in the order repetition REP runs
@@ -265,6 +274,25 @@ run_workloads() {
 		done
 	done
 
+	# produce-1k-acks1 again, through the SASL_SSL listener: the same records
+	# and producer settings, the producer logged in as the SCRAM user
+	# (bench/security.sh). Each broker's TLS and SASL paths get an
+	# unmeasured warm-up first, as its plaintext ones did.
+	for broker in "${brokers[@]}"; do
+		use_broker "$broker"
+		CLIENT_BOOTSTRAP=$SASL_BOOTSTRAP warm_up "$broker" 1024 "$WARMUP_RECORDS" 1k-sasl-ssl \
+			--command-config "$SASL_CLIENT_CONFIG" >/dev/null
+	done
+	for rep in $(seq 1 "$REPS"); do
+		for broker in $(rep_order "$rep" "${brokers[@]}"); do
+			use_broker "$broker"
+			[[ $rep == 1 ]] && profile_kbroker "$broker" produce-1k-sasl-ssl "$PROFILE_SECONDS"
+			CLIENT_BOOTSTRAP=$SASL_BOOTSTRAP produce_run "$broker" produce-1k-sasl-ssl "$rep" 1024 1 "$RECORDS_1K" \
+				--command-config "$SASL_CLIENT_CONFIG"
+			wait_profile
+		done
+	done
+
 	# Fixed rate: half of Kafka's median 1 KiB acks=1 throughput (measured
 	# above); kbroker gets the same rate.
 	if [[ -z "${LATENCY_RATE:-}" ]]; then
@@ -310,6 +338,20 @@ run_workloads() {
 			measure "$broker" consume-2gib "$rep" $((1024 * CONSUME_RECORDS)) parse_consumer_perf \
 				"$TOOLS/kafka-consumer-perf-test" --bootstrap-server "$BOOTSTRAP" --topic consume \
 				--num-records "$CONSUME_RECORDS" --group "bench-$rep" --timeout 60000
+			wait_profile
+		done
+	done
+	# The same records again through the SASL_SSL listener, each run a new
+	# group. Over TLS neither broker can hand the log to the socket with
+	# sendfile: both encrypt in user space (see bench/README.md).
+	for rep in $(seq 1 "$REPS"); do
+		for broker in $(rep_order "$rep" "${brokers[@]}"); do
+			use_broker "$broker"
+			[[ $rep == 1 ]] && profile_kbroker "$broker" consume-sasl-ssl "$PROFILE_SECONDS_CONSUME" 1
+			measure "$broker" consume-sasl-ssl "$rep" $((1024 * CONSUME_RECORDS)) parse_consumer_perf \
+				"$TOOLS/kafka-consumer-perf-test" --bootstrap-server "$SASL_BOOTSTRAP" \
+				--command-config "$SASL_CLIENT_CONFIG" --topic consume \
+				--num-records "$CONSUME_RECORDS" --group "bench-sasl-ssl-$rep" --timeout 60000
 			wait_profile
 		done
 	done

@@ -15,9 +15,10 @@ package server
 // REQUEST_TIMED_OUT). acks=0 sends nothing back, and closes the
 // connection on an error so that the producer refreshes its metadata.
 //
-// Authorization as Kafka's: a transactional produce needs WRITE on its
-// transactional id (else every partition fails with
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED), each topic WRITE on the topic.
+// Authorization as Kafka's: transactional records need WRITE on the
+// request's transactional id (else every partition fails with
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, also when there is no id), each
+// topic WRITE on the topic.
 //
 // Differences from Kafka: no recompression to the topic's compression.type
 // and no per-record validation (offset deltas, keys on compacted topics)
@@ -30,6 +31,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
 )
@@ -53,10 +55,15 @@ func handleProduce(b *Broker, ctx context.Context, req *protocol.Request) protoc
 	switch {
 	case req.Version < 3:
 		topLevelErr = kerr.UnsupportedVersion
+	case hasTransactionalRecords(r) && (r.TransactionID == nil ||
+		!b.authorize(req, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *r.TransactionID)):
+		// Kafka's handleProduceRequest looks at the records, not at the
+		// request's transactional id: transactional batches need WRITE on
+		// an id, so without one they fail for everyone; a transactional
+		// id on plain records is not checked.
+		topLevelErr = kerr.TransactionalIDAuthorizationFailed
 	case r.Acks != -1 && r.Acks != 0 && r.Acks != 1:
 		topLevelErr = kerr.InvalidRequiredAcks
-	case r.TransactionID != nil && !b.authorize(req, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *r.TransactionID):
-		topLevelErr = kerr.TransactionalIDAuthorizationFailed
 	}
 	var verified map[TopicPartition]verifiedPartition
 	if topLevelErr == nil && r.TransactionID != nil && b.cfg.TransactionPartitionVerificationEnable {
@@ -192,4 +199,17 @@ func produceAnswer(resp *kmsg.ProduceResponse, pending []producePending, op *del
 		resp.Topics[pp.topic].Partitions[pp.partition].ErrorCode = errCode(op.err(i))
 	}
 	return protocol.Response{Msg: resp}
+}
+
+// hasTransactionalRecords is Kafka's RequestUtils.hasTransactionalRecords:
+// the first batch of some partition is transactional.
+func hasTransactionalRecords(r *kmsg.ProduceRequest) bool {
+	for _, rt := range r.Topics {
+		for _, rp := range rt.Partitions {
+			if h, ok := logstore.PeekBatchHeader(rp.Records); ok && h.IsTransactional() {
+				return true
+			}
+		}
+	}
+	return false
 }

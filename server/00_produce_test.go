@@ -89,7 +89,10 @@ func TestProduceErrors(t *testing.T) {
 		{"truncated", "plain", 1, rawBatch(t, plainOpts(), 1, now)[:30], kerr.CorruptMessage},
 		{"two batches", "plain", 1, two, kerr.InvalidRecord},
 		{"too large", "small", 1, rawBatch(t, plainOpts(), 50, now), kerr.MessageTooLarge},
-		{"transactional", "plain", 1, rawBatch(t, txn, 1, now), kerr.InvalidTxnState},
+		// Transactional records without a transactional id: Kafka's
+		// handleProduceRequest refuses them before anything else, with or
+		// without an authorizer.
+		{"transactional", "plain", 1, rawBatch(t, txn, 1, now), kerr.TransactionalIDAuthorizationFailed},
 	}
 	for _, c := range cases {
 		got := produceRaw(t, cl, c.topic, 0, c.acks, c.records)

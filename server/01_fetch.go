@@ -121,7 +121,15 @@ func (b *Broker) authorizeFetch(req *protocol.Request, plan *fetchPlan) {
 		return
 	}
 	follower := plan.replicaID >= 0
-	clusterOK := follower && b.authorizeCluster(req, kmsg.ACLOperationClusterAction)
+	if follower {
+		if !b.authorizeCluster(req, kmsg.ACLOperationClusterAction) {
+			// Every partition, an unknown topic id's too.
+			for _, fp := range plan.parts {
+				fp.p, fp.err = nil, kerr.TopicAuthorizationFailed
+			}
+		}
+		return
+	}
 	allowed := map[string]bool{}
 	for _, fp := range plan.parts {
 		name := fp.sp.key.topic
@@ -134,7 +142,7 @@ func (b *Broker) authorizeFetch(req *protocol.Request, plan *fetchPlan) {
 		}
 		ok, seen := allowed[name]
 		if !seen {
-			ok = clusterOK || (!follower && b.authorize(req, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic, name))
+			ok = b.authorize(req, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic, name)
 			allowed[name] = ok
 		}
 		if !ok {

@@ -78,7 +78,7 @@ func handleMetadata(b *Broker, _ context.Context, req *protocol.Request) protoco
 				seenID[rt.TopicID] = true
 				mt := b.metadataTopicByID(rt.TopicID)
 				if mt.Topic != nil && !describable(*mt.Topic) {
-					mt = unauthorizedMetadataTopic(nil, rt.TopicID)
+					mt = unauthorizedMetadataTopic(nil, rt.TopicID, false)
 				}
 				resp.Topics = append(resp.Topics, mt)
 				continue
@@ -88,20 +88,24 @@ func handleMetadata(b *Broker, _ context.Context, req *protocol.Request) protoco
 			}
 			seen[*rt.Topic] = true
 			if !describable(*rt.Topic) {
-				resp.Topics = append(resp.Topics, unauthorizedMetadataTopic(rt.Topic, [16]byte{}))
+				// Not even whether it is an internal topic.
+				resp.Topics = append(resp.Topics, unauthorizedMetadataTopic(rt.Topic, [16]byte{}, false))
 				continue
 			}
 			create := allowCreate && b.topic(*rt.Topic) == nil
 			if create && !b.authorizeCreateTopic(req, *rt.Topic) {
-				resp.Topics = append(resp.Topics, unauthorizedMetadataTopic(rt.Topic, [16]byte{}))
+				resp.Topics = append(resp.Topics, unauthorizedMetadataTopic(rt.Topic, [16]byte{}, isInternalTopic(*rt.Topic)))
 				continue
 			}
 			resp.Topics = append(resp.Topics, b.metadataTopicByName(*rt.Topic, allowCreate))
 		}
 	}
-	if req.Version >= 8 {
+	if req.Version >= 8 && r.IncludeTopicAuthorizedOperations {
+		// Every topic the principal may describe, also one answered with
+		// an error (unknown, just auto-created), as Kafka's
+		// setTopicAuthorizedOperations; denied ones keep the default.
 		for i := range resp.Topics {
-			if t := resp.Topics[i]; r.IncludeTopicAuthorizedOperations && t.ErrorCode == 0 && t.Topic != nil {
+			if t := resp.Topics[i]; t.Topic != nil && t.ErrorCode != kerr.TopicAuthorizationFailed.Code {
 				resp.Topics[i].AuthorizedOperations = b.authorizedOperations(req, kmsg.ACLResourceTypeTopic, *t.Topic, topicOperations)
 			}
 		}
@@ -110,15 +114,14 @@ func handleMetadata(b *Broker, _ context.Context, req *protocol.Request) protoco
 }
 
 // unauthorizedMetadataTopic answers a topic the principal may not see;
-// one asked for by id keeps its name to itself.
-func unauthorizedMetadataTopic(name *string, id [16]byte) kmsg.MetadataResponseTopic {
+// one asked for by id keeps its name to itself. Kafka says whether it is
+// internal only to a principal that may describe it but not create it.
+func unauthorizedMetadataTopic(name *string, id [16]byte, internal bool) kmsg.MetadataResponseTopic {
 	rt := kmsg.NewMetadataResponseTopic()
 	rt.Topic, rt.TopicID = name, id
 	rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
 	rt.Partitions = []kmsg.MetadataResponseTopicPartition{}
-	if name != nil {
-		rt.IsInternal = isInternalTopic(*name)
-	}
+	rt.IsInternal = internal
 	return rt
 }
 

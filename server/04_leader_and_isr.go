@@ -21,17 +21,6 @@ func init() { register(kmsg.LeaderAndISR.Int16(), 0, 7, handleLeaderAndIsr) }
 func handleLeaderAndIsr(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.LeaderAndISRRequest)
 	resp := r.ResponseKind().(*kmsg.LeaderAndISRResponse)
-	// Only brokers send it: CLUSTER_ACTION on the cluster.
-	if !b.authorizeCluster(req, kmsg.ACLOperationClusterAction) {
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		return protocol.Response{Msg: resp}
-	}
-	unlock, code := b.lockForController(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch)
-	if code != 0 {
-		resp.ErrorCode = code
-		return protocol.Response{Msg: resp}
-	}
-	defer unlock()
 	answer := func(topic string, id [16]byte, partition int32, err error) {
 		rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 		rp.Partition, rp.ErrorCode = partition, errCode(err)
@@ -48,6 +37,26 @@ func handleLeaderAndIsr(b *Broker, _ context.Context, req *protocol.Request) pro
 		last := &resp.Topics[len(resp.Topics)-1]
 		last.Partitions = append(last.Partitions, rp)
 	}
+	// Only brokers send it: CLUSTER_ACTION on the cluster, else every
+	// partition carries the error too (LeaderAndIsrRequest.getErrorResponse).
+	if !b.authorizeCluster(req, kmsg.ACLOperationClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		for _, ps := range r.PartitionStates {
+			answer(ps.Topic, [16]byte{}, ps.Partition, kerr.ClusterAuthorizationFailed)
+		}
+		for _, ts := range r.TopicStates {
+			for _, ps := range ts.PartitionStates {
+				answer(ts.Topic, ts.TopicID, ps.Partition, kerr.ClusterAuthorizationFailed)
+			}
+		}
+		return protocol.Response{Msg: resp}
+	}
+	unlock, code := b.lockForController(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch)
+	if code != 0 {
+		resp.ErrorCode = code
+		return protocol.Response{Msg: resp}
+	}
+	defer unlock()
 	for _, ps := range r.PartitionStates {
 		answer(ps.Topic, [16]byte{}, ps.Partition, b.becomeLeaderOrFollower(ps.Topic, [16]byte{}, ps, r.LiveLeaders))
 	}

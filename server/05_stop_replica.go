@@ -18,9 +18,18 @@ func init() { register(kmsg.StopReplica.Int16(), 0, 4, handleStopReplica) }
 func handleStopReplica(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.StopReplicaRequest)
 	resp := r.ResponseKind().(*kmsg.StopReplicaResponse)
-	// Only brokers send it: CLUSTER_ACTION on the cluster.
+	answer := func(topic string, partition int32, err error) {
+		rp := kmsg.NewStopReplicaResponsePartition()
+		rp.Topic, rp.Partition, rp.ErrorCode = topic, partition, errCode(err)
+		resp.Partitions = append(resp.Partitions, rp)
+	}
+	// Only brokers send it: CLUSTER_ACTION on the cluster, else every
+	// partition carries the error too (StopReplicaRequest.getErrorResponse).
 	if !b.authorizeCluster(req, kmsg.ACLOperationClusterAction) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		eachStopReplicaPartition(r, func(topic string, partition, _ int32, _ bool) {
+			answer(topic, partition, kerr.ClusterAuthorizationFailed)
+		})
 		return protocol.Response{Msg: resp}
 	}
 	unlock, code := b.lockForController(r.ControllerID, r.ControllerEpoch, r.BrokerEpoch)
@@ -29,25 +38,9 @@ func handleStopReplica(b *Broker, _ context.Context, req *protocol.Request) prot
 		return protocol.Response{Msg: resp}
 	}
 	defer unlock()
-	answer := func(topic string, partition int32, err error) {
-		rp := kmsg.NewStopReplicaResponsePartition()
-		rp.Topic, rp.Partition, rp.ErrorCode = topic, partition, errCode(err)
-		resp.Partitions = append(resp.Partitions, rp)
-	}
-	for _, rt := range r.Topics {
-		switch {
-		case r.Version == 0:
-			answer(rt.Topic, rt.Partition, b.stopReplica(rt.Topic, rt.Partition, -1, r.DeletePartitions))
-		case r.Version <= 2:
-			for _, p := range rt.Partitions {
-				answer(rt.Topic, p, b.stopReplica(rt.Topic, p, -1, r.DeletePartitions))
-			}
-		default:
-			for _, ps := range rt.PartitionStates {
-				answer(rt.Topic, ps.Partition, b.stopReplica(rt.Topic, ps.Partition, ps.LeaderEpoch, ps.Delete))
-			}
-		}
-	}
+	eachStopReplicaPartition(r, func(topic string, partition, leaderEpoch int32, deleteLog bool) {
+		answer(topic, partition, b.stopReplica(topic, partition, leaderEpoch, deleteLog))
+	})
 	b.rebuildTopics()
 	return protocol.Response{Msg: resp}
 }
@@ -66,4 +59,24 @@ func (b *Broker) stopReplica(topic string, partition, leaderEpoch int32, deleteL
 		}
 	}
 	return err
+}
+
+// eachStopReplicaPartition calls fn for every partition of the request in
+// its version's layout; before v3 there is no leader epoch (-1) and one
+// delete flag for all.
+func eachStopReplicaPartition(r *kmsg.StopReplicaRequest, fn func(topic string, partition, leaderEpoch int32, deleteLog bool)) {
+	for _, rt := range r.Topics {
+		switch {
+		case r.Version == 0:
+			fn(rt.Topic, rt.Partition, -1, r.DeletePartitions)
+		case r.Version <= 2:
+			for _, p := range rt.Partitions {
+				fn(rt.Topic, p, -1, r.DeletePartitions)
+			}
+		default:
+			for _, ps := range rt.PartitionStates {
+				fn(rt.Topic, ps.Partition, ps.LeaderEpoch, ps.Delete)
+			}
+		}
+	}
 }

@@ -62,15 +62,17 @@ func handleFindCoordinator(b *Broker, _ context.Context, req *protocol.Request) 
 		if c.ErrorCode == 0 && c.NodeID < 0 {
 			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		}
-		if c.ErrorCode != 0 {
-			msg := kerr.ErrorForCode(c.ErrorCode).Error()
-			c.ErrorMessage = &msg
-		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
 	if req.Version < 4 {
+		// Only the old form carries a message: the error's own
+		// (FindCoordinatorResponse.prepareOldResponse); v4+ coordinators
+		// have none in Kafka's answer.
 		c := resp.Coordinators[0]
-		resp.ErrorCode, resp.ErrorMessage = c.ErrorCode, c.ErrorMessage
+		resp.ErrorCode = c.ErrorCode
+		if c.ErrorCode != 0 {
+			resp.ErrorMessage = nullableString(kafkaErrorMessage(c.ErrorCode))
+		}
 		resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
 		resp.Coordinators = nil
 	}

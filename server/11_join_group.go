@@ -20,8 +20,13 @@ func init() { register(kmsg.JoinGroup.Int16(), 2, 9, handleJoinGroup) }
 func handleJoinGroup(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.JoinGroupRequest)
 	if !b.authorize(req, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, r.Group) {
+		// Kafka's JoinGroupRequest.getErrorResponse: no member id, not
+		// even the one the client sent; no protocol (null from v7).
 		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
-		resp.ErrorCode, resp.Generation, resp.MemberID = kerr.GroupAuthorizationFailed.Code, -1, r.MemberID
+		resp.ErrorCode, resp.Generation = kerr.GroupAuthorizationFailed.Code, -1
+		if req.Version < 7 {
+			resp.Protocol = nullableString("")
+		}
 		return protocol.Response{Msg: resp}
 	}
 	ci := group.ClientInfo{ClientHost: "/" + remoteIP(req.Conn)}

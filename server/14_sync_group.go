@@ -18,6 +18,14 @@ func init() { register(kmsg.SyncGroup.Int16(), 0, 5, handleSyncGroup) }
 
 func handleSyncGroup(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.SyncGroupRequest)
+	// From v5 the protocol type and name are mandatory; Kafka's
+	// handleSyncGroupRequest refuses a request without them before it
+	// authorizes anything.
+	if req.Version >= 5 && (r.ProtocolType == nil || r.Protocol == nil) {
+		resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = kerr.InconsistentGroupProtocol.Code
+		return protocol.Response{Msg: resp}
+	}
 	if !b.authorize(req, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, r.Group) {
 		resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code

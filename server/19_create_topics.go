@@ -34,6 +34,14 @@ func handleCreateTopics(b *Broker, _ context.Context, req *protocol.Request) pro
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
+		// Kafka's handleCreateTopicsRequest: without DESCRIBE_CONFIGS on
+		// the topic the answer carries none of what the topic is or would
+		// be (configs, partitions, replication factor, id) and says so in
+		// the config error; a creation that was tried and failed clears it.
+		describable := b.topicAllowed(req, kmsg.ACLOperationDescribeConfigs, rt.Topic)
+		if !describable {
+			st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+		}
 		if count[rt.Topic] > 1 {
 			st.ErrorCode = kerr.InvalidRequest.Code
 			st.ErrorMessage = nullableString("Duplicate topic name.")
@@ -49,6 +57,11 @@ func handleCreateTopics(b *Broker, _ context.Context, req *protocol.Request) pro
 		t, err := b.createTopicFromRequest(rt, r.ValidateOnly)
 		if err != nil {
 			st.ErrorCode, st.ErrorMessage = adminError(err, rt.Topic)
+			st.ConfigErrorCode = 0
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		if !describable {
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
@@ -56,13 +69,6 @@ func handleCreateTopics(b *Broker, _ context.Context, req *protocol.Request) pro
 		st.ReplicationFactor = t.replicationFactor()
 		if !r.ValidateOnly {
 			st.TopicID = t.ID
-		}
-		if !b.topicAllowed(req, kmsg.ACLOperationDescribeConfigs, rt.Topic) {
-			// Kafka leaves the configs out for a principal that may
-			// create the topic but not describe its configs.
-			st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
-			resp.Topics = append(resp.Topics, st)
-			continue
 		}
 		for _, e := range b.topicConfigEntries(t.Configs, false, false) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()

@@ -9,6 +9,7 @@ package server
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -44,7 +45,10 @@ func handleDeleteTopics(b *Broker, _ context.Context, req *protocol.Request) pro
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = e.Topic, e.TopicID
 		err := b.deleteTopicEntry(req, e, names, ids, &st)
-		if err != nil {
+		switch {
+		case errors.Is(err, errDeleteTopicDenied):
+			st.ErrorCode = errDeleteTopicDenied.Code
+		case err != nil:
 			st.ErrorCode, st.ErrorMessage = adminError(err, stringOr(st.Topic))
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -72,9 +76,10 @@ func (b *Broker) deleteTopicEntry(req *protocol.Request, e kmsg.DeleteTopicsRequ
 		return newTopicError(kerr.TopicDeletionDisabled, "Topic deletion is disabled.")
 	}
 	// Kafka: DELETE on the topic; an unknown topic the principal may not
-	// see is not told apart from a known one.
+	// see is not told apart from a known one. Kafka's answer to a denial
+	// has no message.
 	if e.Topic != nil && !b.topicAllowed(req, kmsg.ACLOperationDelete, *e.Topic) {
-		return newTopicError(kerr.TopicAuthorizationFailed, "Authorization failed.")
+		return errDeleteTopicDenied
 	}
 	var t *Topic
 	if e.Topic != nil {
@@ -88,12 +93,23 @@ func (b *Broker) deleteTopicEntry(req *protocol.Request, e kmsg.DeleteTopicsRequ
 			return newTopicError(kerr.UnknownTopicID, "This server does not host this topic ID.")
 		}
 	}
-	if e.Topic == nil && !b.topicAllowed(req, kmsg.ACLOperationDelete, t.Name) {
-		return newTopicError(kerr.TopicAuthorizationFailed, "Authorization failed.")
+	if e.Topic == nil {
+		// By id, the name only to a principal that may describe the
+		// topic; the id itself is no secret.
+		if !b.topicAllowed(req, kmsg.ACLOperationDescribe, t.Name) {
+			return errDeleteTopicDenied
+		}
+		st.Topic = nullableString(t.Name)
+		if !b.topicAllowed(req, kmsg.ACLOperationDelete, t.Name) {
+			return errDeleteTopicDenied
+		}
 	}
 	st.Topic, st.TopicID = nullableString(t.Name), t.ID
 	return b.deleteTopic(t.Name)
 }
+
+// errDeleteTopicDenied is a DeleteTopics denial: the code alone.
+var errDeleteTopicDenied = kerr.TopicAuthorizationFailed
 
 func stringOr(s *string) string {
 	if s == nil {

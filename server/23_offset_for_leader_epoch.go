@@ -26,15 +26,15 @@ const debuggingReplicaID = -2
 func handleOffsetForLeaderEpoch(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := r.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
-	// Kafka: a follower needs CLUSTER_ACTION on the cluster, a consumer
-	// DESCRIBE on the topic.
-	follower := r.ReplicaID >= 0
-	clusterOK := follower && b.authorizeCluster(req, kmsg.ACLOperationClusterAction)
+	// Kafka's handleOffsetForLeaderEpochRequest: CLUSTER_ACTION on the
+	// cluster (followers) or DESCRIBE on the topic (consumers, KIP-320),
+	// whoever the replica id says sent it.
+	clusterOK := b.authorizeCluster(req, kmsg.ACLOperationClusterAction)
 	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		t := b.topic(rt.Topic)
-		allowed := clusterOK || (!follower && b.topicAllowed(req, kmsg.ACLOperationDescribe, rt.Topic))
+		allowed := clusterOK || b.topicAllowed(req, kmsg.ACLOperationDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition

@@ -13,8 +13,12 @@ package server
 // TRANSACTION_COORDINATOR_FENCED (logstore.Log.AppendMarkerAsLeader).
 // docs/transactions-log.md describes the markers.
 //
-// Differences from Kafka: no authorization (CLUSTER_ACTION), as
-// elsewhere; the wait is bounded by request.timeout.ms's default.
+// Only transaction coordinators send it: ALTER or CLUSTER_ACTION on the
+// cluster (Kafka checks ALTER first), else every partition fails with
+// CLUSTER_AUTHORIZATION_FAILED.
+//
+// Differences from Kafka: the wait is bounded by request.timeout.ms's
+// default.
 
 import (
 	"context"
@@ -44,9 +48,7 @@ func handleWriteTxnMarkers(b *Broker, _ context.Context, req *protocol.Request) 
 	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	resp.Markers = make([]kmsg.WriteTxnMarkersResponseMarker, len(r.Markers))
 	var waits []markerWrite
-	// Only transaction coordinators send it: CLUSTER_ACTION on the
-	// cluster, else every partition fails.
-	clusterOK := b.authorizeCluster(req, kmsg.ACLOperationClusterAction)
+	clusterOK := b.authorizeCluster(req, kmsg.ACLOperationAlter) || b.authorizeCluster(req, kmsg.ACLOperationClusterAction)
 	for i, rm := range r.Markers {
 		m := logstore.Marker{ProducerID: rm.ProducerID, ProducerEpoch: rm.ProducerEpoch, Commit: rm.Committed, CoordinatorEpoch: rm.CoordinatorEpoch}
 		out := &resp.Markers[i]

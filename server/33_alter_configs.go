@@ -10,6 +10,7 @@ package server
 
 import (
 	"context"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,17 +24,59 @@ func handleAlterConfigs(b *Broker, _ context.Context, req *protocol.Request) pro
 	r := req.Body.(*kmsg.AlterConfigsRequest)
 	resp := kmsg.NewPtrAlterConfigsResponse()
 	resp.SetVersion(req.Version)
+	count := map[configResourceKey]int{}
+	for _, rr := range r.Resources {
+		count[configResourceKey{rr.ResourceType, rr.ResourceName}]++
+	}
 	for _, rr := range r.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		if code, msg, denied := b.configResourceDenied(req, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); denied {
-			sr.ErrorCode, sr.ErrorMessage = code, msg
+		if err := b.alterConfigsPreprocess(rr, count[configResourceKey{rr.ResourceType, rr.ResourceName}] > 1); err != nil {
+			sr.ErrorCode, sr.ErrorMessage = adminError(err, rr.ResourceName)
+		} else if code, _, denied := b.configResourceDenied(req, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); denied {
+			// Kafka's configsAuthorizationApiError carries no message.
+			sr.ErrorCode = code
 		} else if err := b.alterConfigs(rr, r.ValidateOnly); err != nil {
 			sr.ErrorCode, sr.ErrorMessage = adminError(err, rr.ResourceName)
 		}
 		resp.Resources = append(resp.Resources, sr)
 	}
 	return protocol.Response{Msg: resp}
+}
+
+// configResourceKey names a config resource of a request.
+type configResourceKey struct {
+	typ  kmsg.ConfigResourceType
+	name string
+}
+
+// alterConfigsPreprocess is what Kafka's ConfigAdminManager.preprocess
+// refuses before any authorization: a resource named twice, a config
+// named twice, a null value, and a BROKER resource (or another type)
+// whose change cannot be applied. Nothing of a broker is dynamic here,
+// so checking is all applying would do.
+func (b *Broker) alterConfigsPreprocess(rr kmsg.AlterConfigsRequestResource, twice bool) error {
+	if twice {
+		return newTopicError(kerr.InvalidRequest, "Each resource must appear at most once.")
+	}
+	seen := map[string]bool{}
+	var nulls []string
+	for _, c := range rr.Configs {
+		if seen[c.Name] {
+			return newTopicError(kerr.InvalidRequest, "Error due to duplicate config keys")
+		}
+		seen[c.Name] = true
+		if c.Value == nil {
+			nulls = append(nulls, c.Name)
+		}
+	}
+	if len(nulls) > 0 {
+		return newTopicError(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ", "))
+	}
+	if rr.ResourceType != kmsg.ConfigResourceTypeTopic {
+		return b.alterConfigs(rr, true)
+	}
+	return nil
 }
 
 func (b *Broker) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly bool) error {

@@ -61,8 +61,21 @@ func handleElectLeaders(b *Broker, _ context.Context, req *protocol.Request) pro
 	unclean := typ == electionUnclean
 	switch {
 	case !b.authorizeCluster(req, kmsg.ACLOperationAlter):
+		// Kafka's handleElectLeaders: the named partitions fail, without
+		// a message; an election of all partitions names none, so that
+		// the answer does not list the cluster's topics.
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		fillElectLeaders(resp, b.electionResults(partitions, all, func(TopicPartition) error { return kerr.ClusterAuthorizationFailed }), all)
+		for _, tp := range sortedPartitions(b.electionResults(partitions, false, func(TopicPartition) error { return nil })) {
+			if n := len(resp.Topics); n == 0 || resp.Topics[n-1].Topic != tp.Topic {
+				rt := kmsg.NewElectLeadersResponseTopic()
+				rt.Topic = tp.Topic
+				resp.Topics = append(resp.Topics, rt)
+			}
+			rp := kmsg.NewElectLeadersResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = tp.Partition, kerr.ClusterAuthorizationFailed.Code
+			rt := &resp.Topics[len(resp.Topics)-1]
+			rt.Partitions = append(rt.Partitions, rp)
+		}
 		return protocol.Response{Msg: resp}
 	case !b.cluster.control.IsController():
 		fillElectLeaders(resp, b.electionResults(partitions, all, func(TopicPartition) error { return kerr.NotController }), all)

@@ -29,17 +29,53 @@ func handleIncrementalAlterConfigs(b *Broker, _ context.Context, req *protocol.R
 	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
 	resp.SetVersion(req.Version)
+	count := map[configResourceKey]int{}
+	for _, rr := range r.Resources {
+		count[configResourceKey{rr.ResourceType, rr.ResourceName}]++
+	}
 	for _, rr := range r.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		if code, msg, denied := b.configResourceDenied(req, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); denied {
-			sr.ErrorCode, sr.ErrorMessage = code, msg
+		if err := b.incrementalPreprocess(rr, count[configResourceKey{rr.ResourceType, rr.ResourceName}] > 1); err != nil {
+			sr.ErrorCode, sr.ErrorMessage = adminError(err, rr.ResourceName)
+		} else if code, _, denied := b.configResourceDenied(req, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); denied {
+			// Kafka's configsAuthorizationApiError carries no message.
+			sr.ErrorCode = code
 		} else if err := b.incrementalAlterConfigs(rr, r.ValidateOnly); err != nil {
 			sr.ErrorCode, sr.ErrorMessage = adminError(err, rr.ResourceName)
 		}
 		resp.Resources = append(resp.Resources, sr)
 	}
 	return protocol.Response{Msg: resp}
+}
+
+// incrementalPreprocess is what Kafka's ConfigAdminManager.preprocess
+// checks before any authorization: a resource or config named twice, a
+// null value, and the whole of a BROKER resource (its name and whether
+// its configs may change).
+func (b *Broker) incrementalPreprocess(rr kmsg.IncrementalAlterConfigsRequestResource, twice bool) error {
+	if twice {
+		return newTopicError(kerr.InvalidRequest, "Each resource must appear at most once.")
+	}
+	seen := map[string]bool{}
+	var nulls []string
+	for _, c := range rr.Configs {
+		if seen[c.Name] {
+			return newTopicError(kerr.InvalidRequest, "Error due to duplicate config keys")
+		}
+		seen[c.Name] = true
+		if c.Op != kmsg.IncrementalAlterConfigOpDelete && c.Value == nil {
+			nulls = append(nulls, c.Name)
+		}
+	}
+	if len(nulls) > 0 {
+		return newTopicError(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ", "))
+	}
+	if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
+		// Nothing dynamic here: checking is all applying would do.
+		return b.incrementalAlterConfigs(rr, true)
+	}
+	return nil
 }
 
 func (b *Broker) incrementalAlterConfigs(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {

@@ -27,8 +27,15 @@ func handleDescribeUserSCRAMCredentials(b *Broker, _ context.Context, req *proto
 	resp := kmsg.NewPtrDescribeUserSCRAMCredentialsResponse()
 	resp.Results = []kmsg.DescribeUserSCRAMCredentialsResponseResult{}
 	if !b.authorizeCluster(req, kmsg.ACLOperationDescribe) {
+		// Kafka's DescribeUserScramCredentialsRequest.getErrorResponse:
+		// one result per user asked for, without the name, and no
+		// message (ApiError.fromThrowable drops an error's own text).
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		resp.ErrorMessage = nullableString(kerr.ClusterAuthorizationFailed.Message)
+		for range r.Users {
+			res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+			res.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			resp.Results = append(resp.Results, res)
+		}
 		return protocol.Response{Msg: resp}
 	}
 	if len(r.Users) == 0 {

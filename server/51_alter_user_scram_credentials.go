@@ -44,8 +44,12 @@ func handleAlterUserSCRAMCredentials(b *Broker, _ context.Context, req *protocol
 		for _, d := range r.Deletions {
 			users[d.Name] = true
 		}
+		// Every user, sorted, without a message (Kafka's getErrorResponse
+		// through ApiError.fromThrowable, which drops an error's own text).
 		for _, u := range sortedKeysOf(users) {
-			fail(u, kerr.ClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Message)
+			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			res.User, res.ErrorCode = u, kerr.ClusterAuthorizationFailed.Code
+			resp.Results = append(resp.Results, res)
 		}
 		return protocol.Response{Msg: resp}
 	}

@@ -26,15 +26,25 @@ func handleDescribeProducers(b *Broker, _ context.Context, req *protocol.Request
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
 		t := b.topic(rt.Topic)
-		// Kafka checks READ on the topic.
-		readable := b.topicAllowed(req, kmsg.ACLOperationRead, rt.Topic)
+		// Kafka's handleDescribeProducersRequest: the name's validity
+		// first, then READ on the topic (answered with the error's own
+		// message).
+		var topicErr *kerr.Error
+		var topicMsg *string
+		if problem := topicNameProblem(rt.Topic); problem != "" {
+			topicErr, topicMsg = kerr.InvalidTopicException, nullableString(problem)
+		} else if !b.topicAllowed(req, kmsg.ACLOperationRead, rt.Topic) {
+			topicErr, topicMsg = kerr.TopicAuthorizationFailed, nullableString(topicAuthorizationFailedMessage)
+		}
 		for _, pi := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = pi
-			p, perr := b.leaderPartition(t, pi)
-			if !readable {
-				perr = kerr.TopicAuthorizationFailed
+			if topicErr != nil {
+				sp.ErrorCode, sp.ErrorMessage = topicErr.Code, topicMsg
+				st.Partitions = append(st.Partitions, sp)
+				continue
 			}
+			p, perr := b.leaderPartition(t, pi)
 			if perr != nil {
 				sp.ErrorCode = errCode(perr)
 				st.Partitions = append(st.Partitions, sp)

@@ -70,11 +70,27 @@ func handleDescribeTopicPartitions(b *Broker, _ context.Context, req *protocol.R
 	if limit < 1 || limit > maxRequestPartitionSizeLimit {
 		limit = maxRequestPartitionSizeLimit
 	}
-	remaining := int(limit)
+	// Named topics the principal may not describe are answered after the
+	// paged ones, whatever the limit, and never named by the cursor
+	// (Kafka's DescribeTopicPartitionsRequestHandler).
+	var allowed []string
+	var denied []kmsg.DescribeTopicPartitionsResponseTopic
 	for _, n := range names {
 		if n < cursorTopic {
 			continue
 		}
+		// With all topics, names holds the describable ones only.
+		if all || b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, n) {
+			allowed = append(allowed, n)
+			continue
+		}
+		st := kmsg.NewDescribeTopicPartitionsResponseTopic()
+		st.Topic, st.ErrorCode = nullableString(n), kerr.TopicAuthorizationFailed.Code
+		st.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
+		denied = append(denied, st)
+	}
+	remaining := int(limit)
+	for _, n := range allowed {
 		if remaining == 0 {
 			resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: n, Partition: 0}
 			break
@@ -82,13 +98,6 @@ func handleDescribeTopicPartitions(b *Broker, _ context.Context, req *protocol.R
 		start := int32(0)
 		if n == cursorTopic {
 			start = cursorPartition
-		}
-		if !b.authorize(req, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, n) {
-			st := kmsg.NewDescribeTopicPartitionsResponseTopic()
-			st.Topic, st.ErrorCode = nullableString(n), kerr.TopicAuthorizationFailed.Code
-			st.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
-			resp.Topics = append(resp.Topics, st)
-			continue
 		}
 		st, next := b.describeTopicPartitions(n, start, remaining)
 		st.AuthorizedOperations = b.authorizedOperations(req, kmsg.ACLResourceTypeTopic, n, topicOperations)
@@ -99,6 +108,7 @@ func handleDescribeTopicPartitions(b *Broker, _ context.Context, req *protocol.R
 			break
 		}
 	}
+	resp.Topics = append(resp.Topics, denied...)
 	return protocol.Response{Msg: resp}
 }
 

@@ -28,11 +28,15 @@ const aclWriteAttempts = 20
 func (b *Broker) loadACLs(stop context.Context, store aclStore, nodeFailed <-chan struct{}) {
 	backoff := 50 * time.Millisecond
 	for {
+		b.aclMu.Lock()
 		all, err := store.AllACLs()
 		if err == nil {
 			for p, entries := range all {
 				b.authorizer.SetResourceACLs(p, entries)
 			}
+		}
+		b.aclMu.Unlock()
+		if err == nil {
 			b.logger.Info("ACLs loaded", "resources", len(all))
 			return
 		}
@@ -54,6 +58,8 @@ func (b *Broker) reloadACLs(p acl.ResourcePattern) {
 	if !ok {
 		return
 	}
+	b.aclMu.Lock()
+	defer b.aclMu.Unlock()
 	entries, _, err := store.ResourceACLs(p)
 	if err != nil {
 		b.logger.Warn("cannot reload changed ACLs; keeping the cached ones", "resource", patternString(p), "err", err)
@@ -71,6 +77,8 @@ func (b *Broker) updateResourceACLs(p acl.ResourcePattern, change func([]acl.Ent
 	if !ok {
 		return errors.New("no ACL store")
 	}
+	b.aclMu.Lock()
+	defer b.aclMu.Unlock()
 	for attempt := 0; attempt < aclWriteAttempts; attempt++ {
 		current, version, err := store.ResourceACLs(p)
 		if err != nil {

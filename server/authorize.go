@@ -79,11 +79,32 @@ var (
 		kmsg.ACLOperationAlterConfigs, kmsg.ACLOperationIdempotentWrite, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe}
 )
 
-// Kafka's default messages of the authorization errors (Errors.java).
+// Kafka's default messages of the authorization errors (Errors.java);
+// franz-go's kerr describes them in other words.
 const (
 	clusterAuthorizationFailedMessage = "Cluster authorization failed."
 	topicAuthorizationFailedMessage   = "Topic authorization failed."
+	groupAuthorizationFailedMessage   = "Group authorization failed."
+	txnIDAuthorizationFailedMessage   = "Transactional Id authorization failed."
 )
+
+// kafkaErrorMessage is the message Kafka's Errors.message() gives code.
+func kafkaErrorMessage(code int16) string {
+	switch code {
+	case kerr.ClusterAuthorizationFailed.Code:
+		return clusterAuthorizationFailedMessage
+	case kerr.TopicAuthorizationFailed.Code:
+		return topicAuthorizationFailedMessage
+	case kerr.GroupAuthorizationFailed.Code:
+		return groupAuthorizationFailedMessage
+	case kerr.TransactionalIDAuthorizationFailed.Code:
+		return txnIDAuthorizationFailedMessage
+	}
+	if e, ok := kerr.ErrorForCode(code).(*kerr.Error); ok {
+		return e.Description
+	}
+	return ""
+}
 
 // configResourceDenied checks op on a config resource: the cluster for
 // broker and broker-logger resources, the topic for a topic (Kafka's

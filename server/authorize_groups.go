@@ -40,7 +40,8 @@ func offsetCommitTopicError(rt kmsg.OffsetCommitRequestTopic, code int16) kmsg.O
 // answer, what the principal may not see: a group without DESCRIBE
 // answers GROUP_AUTHORIZATION_FAILED with no offsets; a topic without
 // DESCRIBE is dropped from an all-topics answer and answered
-// TOPIC_AUTHORIZATION_FAILED when named.
+// TOPIC_AUTHORIZATION_FAILED when named (offset -1, metadata "": the
+// defaults of Kafka's OffsetFetchResponse).
 func (b *Broker) filterOffsetFetch(req *protocol.Request, r *kmsg.OffsetFetchRequest, resp *kmsg.OffsetFetchResponse) {
 	if b.authorizer == nil {
 		return
@@ -59,7 +60,7 @@ func (b *Broker) filterOffsetFetch(req *protocol.Request, r *kmsg.OffsetFetchReq
 				}
 				for i := range t.Partitions {
 					p := &t.Partitions[i]
-					p.ErrorCode, p.Offset, p.LeaderEpoch, p.Metadata = kerr.TopicAuthorizationFailed.Code, -1, -1, nil
+					p.ErrorCode, p.Offset, p.LeaderEpoch, p.Metadata = kerr.TopicAuthorizationFailed.Code, -1, -1, nullableString("")
 				}
 			}
 			kept = append(kept, t)
@@ -86,7 +87,7 @@ func (b *Broker) filterOffsetFetch(req *protocol.Request, r *kmsg.OffsetFetchReq
 				}
 				for i := range t.Partitions {
 					p := &t.Partitions[i]
-					p.ErrorCode, p.Offset, p.LeaderEpoch, p.Metadata = kerr.TopicAuthorizationFailed.Code, -1, -1, nil
+					p.ErrorCode, p.Offset, p.LeaderEpoch, p.Metadata = kerr.TopicAuthorizationFailed.Code, -1, -1, nullableString("")
 				}
 			}
 			kept = append(kept, t)

@@ -21,11 +21,11 @@ func (b *Broker) authorizeTxnID(req *protocol.Request, id string) bool {
 // fails with that; otherwise denied topics fail with
 // TOPIC_AUTHORIZATION_FAILED, unknown ones UNKNOWN_TOPIC_OR_PARTITION and
 // the rest OPERATION_NOT_ATTEMPTED, as Kafka answers. nil when everything
-// is allowed.
+// is allowed. An internal topic is denied to everyone, super users and
+// brokers without an authorizer too: Kafka's
+// handleAddPartitionsToTxnRequest leaves internal topics out of the
+// topics it authorizes (only coordinators write them).
 func (b *Broker) addPartitionsToTxnDenied(req *protocol.Request, r *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
-	if b.authorizer == nil {
-		return nil
-	}
 	txnDenied := !b.authorizeTxnID(req, r.TransactionalID)
 	codes := map[string]int16{}
 	anyDenied := txnDenied
@@ -33,7 +33,7 @@ func (b *Broker) addPartitionsToTxnDenied(req *protocol.Request, r *kmsg.AddPart
 		switch {
 		case txnDenied:
 			codes[rt.Topic] = kerr.TransactionalIDAuthorizationFailed.Code
-		case !b.topicAllowed(req, kmsg.ACLOperationWrite, rt.Topic):
+		case isInternalTopic(rt.Topic) || !b.topicAllowed(req, kmsg.ACLOperationWrite, rt.Topic):
 			codes[rt.Topic] = kerr.TopicAuthorizationFailed.Code
 			anyDenied = true
 		}

@@ -78,6 +78,11 @@ type Broker struct {
 	// authorizer is nil unless authorizer.class.name turns ACLs on; it
 	// caches every ACL of the metadata store.
 	authorizer *acl.Authorizer
+	// aclMu makes each read (and write) of the stored ACLs and the cache
+	// update from it one step, as AclAuthorizer's lock does: a change
+	// notification's reload racing a CreateAcls could otherwise put the
+	// older read into the cache last.
+	aclMu sync.Mutex
 	// security is where credentials and ACLs are stored, set in Run.
 	security securityStore
 }

@@ -29,4 +29,7 @@
 // controller requests; the replica manager's lock guards the hosted
 // replicas. Order: clusterState.mu, the replica manager's, Broker.mu,
 // then a partition's. None is held while waiting for the controller.
+// Broker.aclMu makes each read or write of the stored ACLs one step with
+// the authorizer cache's update from it; it is taken alone, around
+// metadata store calls only.
 package server

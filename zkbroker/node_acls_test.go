@@ -23,7 +23,9 @@ func TestResourceACLs(t *testing.T) {
 		clock.Store(1732000000000)
 		nodes := startNodes(t, h, &controllertest.RecordingChannel{}, &clock, 1, 2)
 		admin := h.Connect(t)
-		waitUntil(t, "connected", func() bool { _, err := nodes[1].n.AllACLs(); return err == nil })
+		for _, id := range []int32{1, 2} {
+			waitUntil(t, "connected", func() bool { _, err := nodes[id].n.AllACLs(); return err == nil })
+		}
 
 		var mu sync.Mutex
 		changed := map[acl.ResourcePattern]int{}

@@ -30,8 +30,14 @@ func render(b *strings.Builder, s summary, rows []row, meta map[string]string, c
 		fmt.Fprintf(b, "Transactions of produce-1k-txn: committed once %s ms old (`--transaction-duration-ms %s`), %s × 1 KiB per run.\n\n", d, d, meta["txn_records"])
 	}
 
+	if m := meta["sasl_mechanism"]; m != "" {
+		fmt.Fprintf(b, "SASL_SSL workloads (produce-1k-sasl-ssl, consume-sasl-ssl): each single broker also had a SASL_SSL listener "+
+			"on 127.0.0.1 with the same keystore (RSA 2048, made with keytool for the run) and one %s user made with kafka-configs "+
+			"over its PLAINTEXT listener; the clients verify the broker's certificate (subjectAltName IP:127.0.0.1).\n\n", m)
+	}
 	renderHeadline(b, s)
 	renderWholeRunCPU(b, s, meta["cpus"])
+	renderSecurityCost(b, s)
 	renderTargets(b, s)
 	for _, w := range workloads {
 		renderWorkload(b, s, w.name, w.what)
@@ -84,7 +90,7 @@ func renderHeadline(b *strings.Builder, s summary) {
 		}
 		fmt.Fprintf(b, "| %s |", w.name)
 		for _, m := range []string{"MB/s", "p99 latency ms", "broker CPU s/GB", "broker peak RSS MiB"} {
-			if m == "p99 latency ms" && w.name == "consume-2gib" {
+			if m == "p99 latency ms" && !hasLatency(w.name) {
 				b.WriteString(" – | – | – |")
 				continue
 			}
@@ -162,7 +168,7 @@ func renderWorkload(b *strings.Builder, s summary, name, what string) {
 	fmt.Fprintf(b, "## %s\n\n%s. Runs ok: Kafka %d/%d, kbroker %d/%d.\n\n| figure | Kafka | kbroker | kbroker/Kafka |\n| --- | ---: | ---: | ---: |\n",
 		name, what, s.okRep[name]["kafka"], s.reps[name]["kafka"], s.okRep[name]["kbroker"], s.reps[name]["kbroker"])
 	for _, m := range metrics {
-		if m.latency && name == "consume-2gib" {
+		if m.latency && !hasLatency(name) {
 			continue
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", m.name, s.get(name, "kafka", m.name), s.get(name, "kbroker", m.name), ratioString(s, name, m.name))

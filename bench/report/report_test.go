@@ -373,3 +373,102 @@ func TestTxnWorkload(t *testing.T) {
 		t.Errorf("failed transactions missing from the targets:\n%s", targets)
 	}
 }
+
+// The SASL_SSL workloads are in the headline (consume-sasl-ssl without
+// latencies, like consume-2gib), under the targets with their throughput
+// ratios, and in the cost table against each broker's own plaintext run.
+func TestSASLSSLWorkloads(t *testing.T) {
+	full := []string{
+		withClientCPU(rawLine("kafka", "produce-1k-acks1", "1", "ok", "100", "10", "2", "1000000000", "409600"), "6"),
+		withClientCPU(rawLine("kbroker", "produce-1k-acks1", "1", "ok", "200", "10", "1", "1000000000", "20480"), "3"),
+		withClientCPU(rawLine("kafka", "produce-1k-sasl-ssl", "1", "ok", "80", "12", "4", "1000000000", "409600"), "6"),
+		withClientCPU(rawLine("kbroker", "produce-1k-sasl-ssl", "1", "ok", "120", "11", "3", "1000000000", "20480"), "3"),
+		withClientCPU(rawLine("kafka", "consume-2gib", "1", "ok", "400", "0", "1", "1000000000", "409600"), "6"),
+		withClientCPU(rawLine("kbroker", "consume-2gib", "1", "ok", "500", "0", "0.5", "1000000000", "20480"), "3"),
+		withClientCPU(rawLine("kafka", "consume-sasl-ssl", "1", "ok", "200", "0", "3", "1000000000", "409600"), "6"),
+		withClientCPU(rawLine("kbroker", "consume-sasl-ssl", "1", "ok", "300", "0", "2", "1000000000", "20480"), "3"),
+	}
+	for _, tc := range []struct {
+		name             string
+		lines            []string
+		head, targets    []string
+		cost             []string
+		absent           []string
+		wantCostTable    bool
+		wantSASLSections bool
+	}{
+		{
+			name:  "both ran",
+			lines: full,
+			head: []string{
+				"| produce-1k-sasl-ssl | 80.00 | 120.0 | 1.50× | 12.00 | 11.00 | 0.92× |",
+				"| consume-sasl-ssl | 200.0 | 300.0 | 1.50× | – | – | – |",
+			},
+			targets: []string{
+				"| produce over SASL_SSL (no target set; throughput) | produce-1k-sasl-ssl | 1.50× | – |\n",
+				"| consume over SASL_SSL (no target set; throughput) | consume-sasl-ssl | 1.50× | – |\n",
+			},
+			cost: []string{
+				"| produce-1k-sasl-ssl | produce-1k-acks1 | 0.80× | 0.60× | 2.00× | 3.00× |\n",
+				"| consume-sasl-ssl | consume-2gib | 0.50× | 0.60× | 3.00× | 4.00× |\n",
+			},
+			wantCostTable:    true,
+			wantSASLSections: true,
+		},
+		{
+			name: "kbroker failed over SASL_SSL",
+			lines: append(full[:2:2],
+				withClientCPU(rawLine("kafka", "produce-1k-sasl-ssl", "1", "ok", "80", "12", "4", "1000000000", "409600"), "6"),
+				withClientCPU(rawLine("kbroker", "produce-1k-sasl-ssl", "1", "fail", "0", "0", "0", "1000000000", "20480"), "1")),
+			head:             []string{"| produce-1k-sasl-ssl | 80.00 | fail | – |"},
+			targets:          []string{"| produce over SASL_SSL | produce-1k-sasl-ssl | – | not measured |\n"},
+			cost:             []string{"| produce-1k-sasl-ssl | produce-1k-acks1 | 0.80× | – | 2.00× | – |\n"},
+			absent:           []string{"consume-sasl-ssl"},
+			wantCostTable:    true,
+			wantSASLSections: true,
+		},
+		{
+			name:   "not run",
+			lines:  full[:2],
+			absent: []string{"sasl-ssl", "SASL_SSL"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := writeRaw(t, tc.lines...)
+			var b strings.Builder
+			meta := map[string]string{}
+			if tc.wantSASLSections {
+				meta["sasl_mechanism"] = "SCRAM-SHA-512"
+			}
+			render(&b, summarize(rows), rows, meta, "")
+			out := b.String()
+			head, targets := section(t, out, "## Headline"), section(t, out, "## Issue 5 targets")
+			for _, want := range tc.head {
+				if !strings.Contains(head, want) {
+					t.Errorf("headline lacks %q:\n%s", want, head)
+				}
+			}
+			for _, want := range tc.targets {
+				if !strings.Contains(targets, want) {
+					t.Errorf("targets lack %q:\n%s", want, targets)
+				}
+			}
+			if got := strings.Contains(head, "**Cost of SASL_SSL**"); got != tc.wantCostTable {
+				t.Errorf("cost table shown %v, want %v:\n%s", got, tc.wantCostTable, head)
+			}
+			for _, want := range tc.cost {
+				if !strings.Contains(head, want) {
+					t.Errorf("cost table lacks %q:\n%s", want, head)
+				}
+			}
+			if tc.wantSASLSections && !strings.Contains(out, "one SCRAM-SHA-512 user made with kafka-configs") {
+				t.Error("the SASL mechanism is not in the header")
+			}
+			for _, name := range tc.absent {
+				if strings.Contains(head, name) || strings.Contains(targets, name) {
+					t.Errorf("%s has no rows but is in the headline or targets:\n%s\n%s", name, head, targets)
+				}
+			}
+		})
+	}
+}

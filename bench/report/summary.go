@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // workloads in the order of issue 5, with what each one is. A cluster
@@ -18,14 +19,22 @@ var workloads = []struct {
 	{"produce-100b-acksall", "100-byte records, acks=all, max throughput", false},
 	{"produce-1k-txn", "1 KiB records in transactions, each committed once it is --transaction-duration-ms old (kafka-producer-perf-test --transactional-id; " +
 		"acks=all, idempotent); every commit's round trips to the transaction coordinator and its markers count against throughput", false},
+	{"produce-1k-sasl-ssl", "produce-1k-acks1 through each broker's SASL_SSL listener: TLS with the run's test certificates, " +
+		"the producer logged in with SCRAM-SHA-512 (kafka-producer-perf-test --command-config)", false},
 	{"e2e-latency", "1 KiB records at a fixed rate (half of Kafka's 1 KiB acks=1 median), produce-to-consume latency (bench/loadgen, franz-go)", false},
 	{"consume-2gib", "consume 2 GiB of 1 KiB records already written, from page cache (kafka-consumer-perf-test, fetch rates)", false},
+	{"consume-sasl-ssl", "consume-2gib's records again through the SASL_SSL listener, SCRAM-SHA-512 (kafka-consumer-perf-test --command-config); " +
+		"neither broker can use sendfile under TLS", false},
 	{"cluster-1k-acksall", "3 brokers on this machine (kbroker: ZooKeeper and broker.id 1-3; Kafka: 3 KRaft nodes, broker and controller in each, -Xmx512M), " +
 		"1 topic × 6 partitions, replication factor 3, min.insync.replicas=2, 1 KiB records, acks=all, max throughput (kafka-producer-perf-test); " +
 		"broker CPU and peak RSS are sums over the 3 broker processes (each one's own peak), ZooKeeper not included", true},
 }
 
 var brokers = []string{"kafka", "kbroker"}
+
+// hasLatency reports whether the workload's tool reports latencies:
+// kafka-consumer-perf-test does not.
+func hasLatency(workload string) bool { return !strings.HasPrefix(workload, "consume-") }
 
 // metric is one figure of a workload; lowerIsBetter decides which way a
 // ratio is good. A value of NaN means the run did not record the figure

@@ -98,6 +98,14 @@ func renderTargets(b *strings.Builder, s summary) {
 	} else if s.ran("produce-1k-txn") {
 		b.WriteString("| transactions | produce-1k-txn | – | not measured |\n")
 	}
+	// Nor for SASL_SSL: its throughput ratios are listed the same way.
+	for _, w := range saslSSLWorkloads {
+		if r, ok := s.ratio(w.name, "MB/s"); ok {
+			fmt.Fprintf(b, "| %s (no target set; throughput) | %s | %.2f× | – |\n", w.what, w.name, r)
+		} else if s.ran(w.name) {
+			fmt.Fprintf(b, "| %s | %s | – | not measured |\n", w.what, w.name)
+		}
+	}
 	b.WriteString("\n")
 	if len(notes) > 0 {
 		b.WriteString(strings.Join(notes, "") + "\n")

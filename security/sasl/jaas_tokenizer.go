@@ -2,10 +2,10 @@ package sasl
 
 // jaasTokenizer reproduces java.io.StreamTokenizer as Kafka's JaasConfig
 // configures it: the default syntax table (letters and 160-255 are word
-// characters, 0-32 white space, '"' and '\'' quote, '/' a comment character,
-// digits '.' and '-' numeric), '-' '_' '$' added as word characters, and both
-// "//" and "/* */" comments. Its odd corners are kept on purpose, since they
-// decide which configurations Kafka accepts: a token starting with a digit,
+// characters, 0-32 white space, double and single quotes quoting, '/' a
+// comment character, digits '.' and '-' numeric), '-' '_' '$' added as word
+// characters, and both "//" and "/* */" comments. Its odd corners are kept on
+// purpose, since they decide which configurations Kafka accepts: a token starting with a digit,
 // '.' or '-' is a number and has no text; a lone '/' starts a line comment;
 // an unterminated quote ends at a line break or the end of input; a backslash
 // at the very end of a quote yields U+FFFF. Characters are Unicode code
