@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -105,6 +106,35 @@ func TestSecureCluster(t *testing.T) {
 		}
 	})
 
+	step("registration", func(t *testing.T) {
+		// /brokers/ids/<id> carries every listener and its protocol, as
+		// Kafka's BrokerInfo writes them (version 4 and later).
+		conn := c.ZK.Connect(t)
+		for _, n := range c.Nodes {
+			data, _, err := conn.Get(fmt.Sprintf("/brokers/ids/%d", n.ID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reg struct {
+				Endpoints   []string          `json:"endpoints"`
+				ProtocolMap map[string]string `json:"listener_security_protocol_map"`
+			}
+			if err := json.Unmarshal(data, &reg); err != nil {
+				t.Fatalf("/brokers/ids/%d %s: %v", n.ID, data, err)
+			}
+			want := []string{"PLAINTEXT://" + n.Addr, "INTERNAL://" + n.Listeners["INTERNAL"], "CLIENT://" + n.Listeners["CLIENT"]}
+			got := slices.Sorted(slices.Values(reg.Endpoints))
+			if !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+				t.Errorf("/brokers/ids/%d endpoints %v, want %v", n.ID, got, want)
+			}
+			for l, proto := range map[string]string{"PLAINTEXT": "PLAINTEXT", "INTERNAL": "SASL_SSL", "CLIENT": "SASL_SSL"} {
+				if reg.ProtocolMap[l] != proto {
+					t.Errorf("/brokers/ids/%d listener_security_protocol_map[%s] = %q, want %s (%s)", n.ID, l, reg.ProtocolMap[l], proto, data)
+				}
+			}
+		}
+	})
+
 	const topic = "sec-replicated"
 	step("scram-user-through-one-broker", func(t *testing.T) {
 		tool(t, c.Nodes[0], "kafka-configs", "--alter", "--add-config", "SCRAM-SHA-512=[iterations=8192,password="+secUsers["alice"]+"]",
@@ -183,6 +213,17 @@ func TestSecureCluster(t *testing.T) {
 				if v := fmt.Sprintf("%s-%d", prefix, i); !seen[v] {
 					t.Fatalf("record %s lost (read %d distinct of 600)", v, len(seen))
 				}
+			}
+		}
+		// Replication and the controller's requests came in over INTERNAL,
+		// authenticated (kbroker's metrics; Kafka's are JMX only).
+		for _, n := range c.Nodes {
+			if n.Kafka39() {
+				continue
+			}
+			v, _, err := harness.ScrapeMetric(n.MetricsAddr, "kafka_server_socket_server_metrics_successful_authentication_total", `listener="INTERNAL"`)
+			if err != nil || v == 0 {
+				t.Errorf("broker %d: successful_authentication_total{listener=\"INTERNAL\"} = %v (%v), want > 0", n.ID, v, err)
 			}
 		}
 	})

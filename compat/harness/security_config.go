@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -210,11 +209,3 @@ func ScramJAAS(user, pass string) string {
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
-
-// writeProps writes key=value lines to a fresh file under dir.
-func writeProps(t testing.TB, dir, name string, lines []string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	writeFile(t, path, strings.Join(lines, "\n")+"\n")
-	return path
-}
