@@ -33,9 +33,10 @@
 //     modules read.
 //
 // Where this package is stricter than Kafka it follows RFC 5802, and only
-// clients no Kafka client resembles notice: the client-final nonce must
-// equal the combined nonce, c= must be the gs2 header the client sent, and
-// AuthMessage is built from the messages as sent.
+// clients no Kafka client resembles notice: c= must be the gs2 header the
+// client sent, and AuthMessage is built from the messages as sent. The
+// client-final nonce need only end with the combined nonce, as in Kafka:
+// librdkafka puts its own nonce in front of it once more.
 //
 // Invariants: a Server is a state machine that only moves forward; after it
 // completes or fails every Step fails with an IllegalState AuthError, and a

@@ -111,8 +111,14 @@ func TestScramFailures(t *testing.T) {
 		{name: "bad nonce", first: rfcC1,
 			final:  "c=biws,r=rOprNGfwEbeRWgbNEkqOX,p=" + rfcProof,
 			reason: "Invalid client nonce in the final client message."},
-		{name: "nonce with prefix (Kafka accepts, RFC does not)", first: rfcC1,
+		// A nonce that only ends with the combined one passes the nonce
+		// check, as in Kafka (librdkafka sends its own nonce twice), but
+		// this proof was computed over the message without the prefix.
+		{name: "nonce with prefix, proof over another message", first: rfcC1,
 			final:  "c=biws,r=XrOprNGfwEbeRWgbNEkqO" + rfcSNon + ",p=" + rfcProof,
+			reason: "Invalid client credentials"},
+		{name: "nonce not ending with the combined one", first: rfcC1,
+			final:  "c=biws,r=rOprNGfwEbeRWgbNEkqO" + rfcSNon + "X,p=" + rfcProof,
 			reason: "Invalid client nonce in the final client message."},
 		{name: "tampered c=", first: rfcC1,
 			final:  "c=eSws,r=rOprNGfwEbeRWgbNEkqO" + rfcSNon + ",p=" + rfcProof,
