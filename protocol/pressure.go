@@ -221,19 +221,24 @@ func (s *Server) returnMemory() {
 	defer s.wg.Done()
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
+	// busiest is the pool's peak since memory was last returned: a pool
+	// that drains over several ticks (connections closing one by one)
+	// still has its memory returned once it is down to a quarter.
+	var busiest int64
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
 		}
-		peak := s.pool.takePeak()
+		busiest = max(busiest, s.pool.takePeak())
 		used, _, _ := s.pool.stats(time.Now())
-		if peak >= 32<<20 && used < peak/4 {
+		if busiest >= 32<<20 && used < busiest/4 {
 			// Two collections: pooled frames survive the first in the
 			// pools' victim caches.
 			runtime.GC()
 			debug.FreeOSMemory()
+			busiest = 0
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// RFC 7677 §3: SCRAM-SHA-256 for user "user", password "pencil". Kafka's
+// RFC 7677, section 3: SCRAM-SHA-256 for user "user", password "pencil". Kafka's
 // ScramFormatterTest.rfc7677Example checks the same values.
 const (
 	rfcC1    = "n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
