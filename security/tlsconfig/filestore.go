@@ -121,6 +121,9 @@ func (s storeFile) loadJKS(data []byte) (keystore.KeyStore, error) {
 	if err != nil {
 		return ks, err
 	}
+	if err := checkJKSLayout(data); err != nil {
+		return ks, propErr(s.locationProp, err, "cannot load JKS %s %s", s.kind, s.path)
+	}
 	if err := ks.Load(bytes.NewReader(data), pw); err != nil {
 		if verify && strings.Contains(err.Error(), "invalid digest") {
 			return ks, propErr(s.passwordProp, nil, "wrong password for %s %s (integrity check failed)", s.kind, s.path)
@@ -163,7 +166,7 @@ func keyStoreFromBytes(s storeFile, data []byte, format storeFormat, keyPassword
 		if err != nil {
 			return nil, err
 		}
-		entry, err := ks.GetPrivateKeyEntry(alias, pw)
+		entry, err := privateKeyEntry(ks, alias, pw)
 		if err != nil {
 			hint := ""
 			if keyProp == s.passwordProp {
@@ -303,4 +306,16 @@ func pkcs12TrustStore(s storeFile, data []byte) ([]*x509.Certificate, error) {
 			"import them with keytool -importcert (or openssl pkcs12 -export -jdktrust anyExtendedKeyUsage)", s.kind, s.path)
 	}
 	return nil, pkcs12Error(s, err)
+}
+
+// privateKeyEntry is ks.GetPrivateKeyEntry, whose key decryption indexes
+// by lengths taken from the entry: a key entry too short for its salt and
+// digest panics there instead of failing, so the panic becomes an error.
+func privateKeyEntry(ks keystore.KeyStore, alias string, pw []byte) (e keystore.PrivateKeyEntry, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed key entry %q: %v", alias, r)
+		}
+	}()
+	return ks.GetPrivateKeyEntry(alias, pw)
 }
