@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -105,11 +104,8 @@ func errCode(err error) int16 {
 // remoteIP is the client's address without the port, as Kafka shows
 // client hosts.
 func remoteIP(c *protocol.ConnInfo) string {
-	if c == nil || c.RemoteAddr == nil {
+	if c == nil {
 		return ""
 	}
-	if a, ok := c.RemoteAddr.(*net.TCPAddr); ok {
-		return a.IP.String()
-	}
-	return c.RemoteAddr.String()
+	return c.Host()
 }
