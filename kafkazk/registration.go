@@ -75,9 +75,13 @@ func NewClusterID() string {
 	return EncodeUUID(id)
 }
 
-// BrokerRegisteredError: another live session holds /brokers/ids/<id>.
-// The broker must not start (Kafka's NodeExistsException at start-up).
-type BrokerRegisteredError struct{ ID int32 }
+// BrokerRegisteredError: another live session, Owner, holds
+// /brokers/ids/<id>: a broker with the same id, or this broker's previous
+// run whose session has not expired yet.
+type BrokerRegisteredError struct {
+	ID    int32
+	Owner int64
+}
 
 func (e *BrokerRegisteredError) Error() string {
 	return fmt.Sprintf("broker id %d is already registered", e.ID)
@@ -113,5 +117,9 @@ func RegisterBroker(zk zkstore.Client, id int32, info BrokerZNode) (int64, error
 	if gerr != nil && !errors.Is(gerr, zkstore.ErrNoNode) {
 		return 0, fmt.Errorf("reading %s: %w", path, gerr)
 	}
-	return 0, &BrokerRegisteredError{ID: id}
+	var owner int64
+	if gerr == nil {
+		owner = st.EphemeralOwner
+	}
+	return 0, &BrokerRegisteredError{ID: id, Owner: owner}
 }

@@ -17,11 +17,16 @@ func (b *Broker) newNode() (*zkbroker.Node, error) {
 		host, port := b.AdvertisedEndpoint(l.Name)
 		eps = append(eps, zkbroker.Endpoint{Listener: l.Name, Host: host, Port: port, SecurityProtocol: b.cfg.SecurityProtocol(l.Name)})
 	}
+	var sessionDir string
+	if b.store == nil && len(b.cfg.LogDirs) > 0 {
+		sessionDir = b.cfg.LogDirs[0]
+	}
 	return zkbroker.New(zkbroker.Config{
 		BrokerID:                           b.cfg.BrokerID,
 		ZooKeeperConnect:                   b.cfg.ZookeeperConnect,
 		SessionTimeout:                     b.cfg.ZookeeperSessionTimeout,
 		ConnectionTimeout:                  b.cfg.ZookeeperConnectionTimeout,
+		SessionDir:                         sessionDir,
 		InterBrokerListener:                b.cfg.InterBrokerListenerName,
 		Endpoints:                          eps,
 		Rack:                               b.cfg.BrokerRack,

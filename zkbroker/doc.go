@@ -7,7 +7,10 @@
 // Run's member loop (member.go) creates the top-level paths and the
 // cluster id, registers the broker, takes part in the controller election
 // and does both again for every new session and every /controller
-// deletion; while this broker wins, Node runs a controller.Controller
+// deletion. A registration left by this broker's previous run is closed at
+// start with the session credentials kept in the first log dir
+// (session_file.go), or waited out for up to twice the session timeout;
+ while this broker wins, Node runs a controller.Controller
 // (node.go) and stops it when the tenure ends. Queries: ControllerID,
 // IsController, ControllerEpoch, ClusterID, BrokerEpoch. Controller-only
 // operations (others answer NOT_CONTROLLER): CreateTopic, DeleteTopic,

@@ -28,6 +28,11 @@ type zkMember struct {
 	nowMs        func() int64
 	newClusterID func() string
 	retryBackoff time.Duration
+	// takenRetries bounds the wait for a registration held by another
+	// session, in retryBackoffs: enough for a previous run's session to
+	// expire. A registration that outlives it belongs to another broker
+	// with the same id, and this one must not start.
+	takenRetries int
 	log          *slog.Logger
 
 	// onRegistered: this broker is registered in a (new) session with this
@@ -38,9 +43,10 @@ type zkMember struct {
 	onController func(kafkazk.ControllerStatus)
 }
 
-// run returns nil when ctx ends, *brokerRegisteredError if the broker id is
-// taken by another live broker (the broker must exit), or an error when the
-// client is closed.
+// run returns nil when ctx ends, *BrokerRegisteredError if the broker id
+// stays taken by another session for longer than a session can outlive
+// its broker (the broker must exit), or an error when the client is
+// closed.
 func (m *zkMember) run(ctx context.Context) error {
 	log := m.log
 	if log == nil {
@@ -52,6 +58,9 @@ func (m *zkMember) run(ctx context.Context) error {
 		status           = kafkazk.NoController
 		watch      <-chan zkstore.Event
 		retry      <-chan time.Time
+		// A registration held by another session: watched until it goes.
+		takenWatch <-chan zkstore.Event
+		takenWaits int
 	)
 	setStatus := func(s kafkazk.ControllerStatus) {
 		if s == status {
@@ -108,13 +117,28 @@ func (m *zkMember) run(ctx context.Context) error {
 			epoch, err := kafkazk.RegisterBroker(m.zk, m.brokerID, reg)
 			var taken *kafkazk.BrokerRegisteredError
 			if errors.As(err, &taken) {
-				return err
+				if takenWaits >= m.takenRetries {
+					return err
+				}
+				if takenWaits == 0 {
+					// Kafka exits here; an operator's service manager would
+					// then restart it until the old session is gone.
+					log.Warn("broker id registered by another ZooKeeper session, probably this broker's previous run; waiting for that session to expire",
+						"broker", m.brokerID, "owner", fmt.Sprintf("0x%x", taken.Owner),
+						"maxWait", time.Duration(m.takenRetries)*m.retryBackoff)
+				}
+				takenWaits++
+				retry = time.After(m.retryBackoff)
+				if ok, _, w, err := m.zk.ExistsW(kafkazk.BrokerIDPath(m.brokerID)); err == nil && ok {
+					takenWatch = w
+				}
+				break
 			}
 			if err != nil {
 				fail("registration", err)
 				break
 			}
-			registered = s.ID
+			registered, takenWaits, takenWatch = s.ID, 0, nil
 			log.Info("registered broker", "broker", m.brokerID, "brokerEpoch", epoch, "session", s.ID)
 			if m.onRegistered != nil {
 				m.onRegistered(clusterID, epoch)
@@ -137,6 +161,9 @@ func (m *zkMember) run(ctx context.Context) error {
 			watch = nil
 		case <-retry:
 			retry = nil
+		case <-takenWatch:
+			// The other session's registration changed or went: try now.
+			takenWatch, retry = nil, nil
 		}
 	}
 }

@@ -27,6 +27,11 @@ type memberProbe struct {
 }
 
 func startMember(t *testing.T, c zkstore.Client, id int32) *memberProbe {
+	return startMemberWith(t, c, id, nil)
+}
+
+// startMemberWith is startMember with adjust applied to the member first.
+func startMemberWith(t *testing.T, c zkstore.Client, id int32, adjust func(*zkMember)) *memberProbe {
 	p := &memberProbe{t: t, status: kafkazk.NoController, done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
@@ -52,6 +57,9 @@ func startMember(t *testing.T, c zkstore.Client, id int32) *memberProbe {
 			p.changes++
 			p.mu.Unlock()
 		},
+	}
+	if adjust != nil {
+		adjust(m)
 	}
 	go func() { p.done <- m.run(ctx) }()
 	t.Cleanup(func() {
@@ -155,6 +163,48 @@ func TestMemberDuplicateBrokerIDExits(t *testing.T) {
 			dup.done <- err // for the cleanup
 		case <-time.After(10 * time.Second):
 			t.Fatal("duplicate broker id did not stop the member")
+		}
+	})
+}
+
+// A registration held by another session that goes away within the wait
+// (a previous run's session expiring) is replaced; one that outlives it
+// (another broker with the same id) stops the member.
+func TestMemberWaitsForPreviousRegistration(t *testing.T) {
+	zktest.ForEach(t, func(t *testing.T, h zktest.Harness) {
+		old := h.Connect(t)
+		m1 := startMember(t, old, 1)
+		m1.waitFor("registered", func(_ kafkazk.ControllerStatus, e []int64) bool { return len(e) == 1 })
+		m1.cancel()
+		<-m1.done
+		m1.done <- nil // for the cleanup
+
+		next := startMemberWith(t, h.Connect(t), 1, func(m *zkMember) { m.takenRetries = 100 })
+		time.Sleep(300 * time.Millisecond)
+		next.mu.Lock()
+		early := len(next.epochs)
+		next.mu.Unlock()
+		if early != 0 {
+			t.Fatalf("registered while the old session still held the id")
+		}
+		select {
+		case err := <-next.done:
+			t.Fatalf("member gave up while waiting: %v", err)
+		default:
+		}
+		old.Close() // the old session ends, its registration with it
+		next.waitFor("registered after the old session ended", func(_ kafkazk.ControllerStatus, e []int64) bool { return len(e) == 1 })
+
+		dup := startMemberWith(t, h.Connect(t), 1, func(m *zkMember) { m.takenRetries = 3 })
+		select {
+		case err := <-dup.done:
+			var taken *kafkazk.BrokerRegisteredError
+			if !errors.As(err, &taken) || taken.ID != 1 || taken.Owner == 0 {
+				t.Fatalf("duplicate broker ended with %v", err)
+			}
+			dup.done <- err
+		case <-time.After(10 * time.Second):
+			t.Fatal("a live duplicate broker id did not stop the member after its wait")
 		}
 	})
 }

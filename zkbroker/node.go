@@ -39,6 +39,10 @@ type Config struct {
 	// ConnectionTimeout bounds the first connection
 	// (zookeeper.connection.timeout.ms); zero means SessionTimeout.
 	ConnectionTimeout time.Duration
+	// SessionDir is a log dir where the ZooKeeper session's credentials
+	// are kept (session_file.go), so that the next run can close a
+	// session this one could not; empty: not kept.
+	SessionDir string
 	// InterBrokerListener names the endpoint controller requests go to
 	// (inter.broker.listener.name; PLAINTEXT by default).
 	InterBrokerListener string
@@ -153,8 +157,26 @@ func (n *Node) Run(ctx context.Context) error {
 	if timeout <= 0 {
 		timeout = n.cfg.SessionTimeout
 	}
+	var opts []zkstore.DialOption
+	if n.cfg.SessionDir != "" {
+		f := sessionFileIn(n.cfg.SessionDir)
+		closePreviousSession(ctx, f, n.cfg.ZooKeeperConnect, n.cfg.SessionTimeout, n.log)
+		opts = append(opts, zkstore.OnSession(func(c zkstore.SessionCredentials) {
+			if err := f.save(c); err != nil {
+				n.log.Warn("cannot keep the ZooKeeper session's credentials; after a crash the next start waits for the session to expire",
+					"file", f.path, "err", err)
+			}
+		}))
+		// After zk.Close (deferred below, so run first): the session
+		// is closed and there is nothing left to reclaim.
+		defer func() {
+			if err := f.remove(); err != nil {
+				n.log.Warn("cannot remove the ZooKeeper session file", "file", f.path, "err", err)
+			}
+		}()
+	}
 	dctx, cancel := context.WithTimeout(ctx, timeout)
-	zk, err := zkstore.Dial(dctx, n.cfg.ZooKeeperConnect, n.cfg.SessionTimeout, n.log)
+	zk, err := zkstore.Dial(dctx, n.cfg.ZooKeeperConnect, n.cfg.SessionTimeout, n.log, opts...)
 	cancel()
 	if err != nil {
 		return err
@@ -190,6 +212,10 @@ func (n *Node) run(ctx context.Context, zk zkstore.Client) error {
 		nowMs:        func() int64 { return n.cfg.Now().UnixMilli() },
 		newClusterID: kafkazk.NewClusterID,
 		retryBackoff: time.Second,
+		// Twice the session timeout, in seconds of backoff: the server may
+		// have granted the old session more than was asked for, and
+		// expiry runs on its tick.
+		takenRetries: int(2*n.cfg.SessionTimeout/time.Second) + 1,
 		log:          n.log,
 		onRegistered: func(clusterID string, epoch int64) {
 			n.mu.Lock()

@@ -53,16 +53,21 @@ func parseZKConnect(s string) (servers []string, chroot string, err error) {
 // Dial connects to zookeeper.connect and waits, until ctx ends, for a
 // session. Kafka bounds this wait with zookeeper.connection.timeout.ms.
 // A chroot is created if absent, as Kafka does.
-func Dial(ctx context.Context, connect string, sessionTimeout time.Duration, log *slog.Logger) (*Conn, error) {
+func Dial(ctx context.Context, connect string, sessionTimeout time.Duration, log *slog.Logger, opts ...DialOption) (*Conn, error) {
 	servers, chroot, err := parseZKConnect(connect)
 	if err != nil {
 		return nil, err
+	}
+	var o dialOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
 	c := &Conn{changed: make(chan struct{}, 1)}
 	conn, _, err := zk.Connect(servers, sessionTimeout,
 		zk.WithLogger(slogPrintf{log}),
 		zk.WithLogInfo(false),
-		zk.WithEventCallback(c.onEvent))
+		zk.WithEventCallback(c.onEvent),
+		zk.WithDialer(credentialDialer(o.onSession)))
 	if err != nil {
 		return nil, err
 	}
