@@ -10,7 +10,7 @@
 // deletion. A registration left by this broker's previous run is closed at
 // start with the session credentials kept in the first log dir
 // (session_file.go), or waited out for up to twice the session timeout;
- while this broker wins, Node runs a controller.Controller
+// while this broker wins, Node runs a controller.Controller
 // (node.go) and stops it when the tenure ends. Queries: ControllerID,
 // IsController, ControllerEpoch, ClusterID, BrokerEpoch. Controller-only
 // operations (others answer NOT_CONTROLLER): CreateTopic, DeleteTopic,
