@@ -5,6 +5,7 @@ import (
 	"encoding/asn1"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -84,6 +85,13 @@ func FormatDN(der []byte) (string, error) {
 	if len(rest) != 0 {
 		return "", errors.Join(ErrDistinguishedName, errors.New("trailing data after the name"))
 	}
+	for _, rdn := range rdns {
+		for _, atv := range rdn {
+			if err := checkBMPString(atv.Value); err != nil {
+				return "", err
+			}
+		}
+	}
 	var b strings.Builder
 	// X500Name.getRFC2253Name writes the sequence back to front.
 	for i := len(rdns) - 1; i >= 0; i-- {
@@ -118,19 +126,53 @@ func writeAVA(b *strings.Builder, atv attributeTypeAndValue) {
 	writeEscaped(b, text)
 }
 
-// valueString decodes a string-typed value. Java's AVA.toRFC2253String
-// reads the content bytes of every such type as UTF-8, whatever the tag says
-// (a BMPString's UTF-16 or a T61String's Latin-1 bytes come out mangled,
-// and this copies that), with the JDK's replacement of ill-formed input.
+// valueString decodes a string-typed value with the charset Java's
+// AVA.getCharset picks for its tag: BMPString as UTF-16BE, UTF8String as
+// UTF-8, and the 8-bit types (PrintableString, T61String, IA5String,
+// GeneralString) as ISO-8859-1, so that bytes outside their nominal
+// alphabet still come out as characters. Ill-formed input is replaced as
+// the JDK's decoders replace it. JDKs before the JDK-8349890 change (for
+// example 17.0.15) read every type as UTF-8; current 17, 21 and 25
+// releases decode per tag, and those are what a Kafka broker runs on.
 func valueString(v asn1.RawValue) (string, bool) {
 	if v.Class != asn1.ClassUniversal || v.IsCompound {
 		return "", false
 	}
 	switch v.Tag {
-	case tagPrintableString, tagIA5String, tagGeneralString, tagT61String, tagBMPString, tagUTF8String:
+	case tagPrintableString, tagIA5String, tagGeneralString, tagT61String:
+		return decodeLatin1(v.Bytes), true
+	case tagBMPString:
+		return javaDecodeUTF16BE(v.Bytes), true
+	case tagUTF8String:
 		return javaDecodeUTF8(v.Bytes), true
 	}
 	return "", false
+}
+
+// checkBMPString rejects a BMPString that decodes to a character outside
+// the Basic Multilingual Plane, as Java's AVA constructor does
+// (DerValue.validateBMPString): the JDK will not parse such a name at all.
+// Lone surrogates are not an error there, having become U+FFFD in decoding.
+func checkBMPString(v asn1.RawValue) error {
+	if v.Class != asn1.ClassUniversal || v.IsCompound || v.Tag != tagBMPString {
+		return nil
+	}
+	for i, c := range []rune(javaDecodeUTF16BE(v.Bytes)) {
+		if c > 0xffff {
+			return fmt.Errorf("%w: character outside the BMP in a BMPString at index %d", ErrDistinguishedName, i)
+		}
+	}
+	return nil
+}
+
+// decodeLatin1 maps each byte to the code point of the same value.
+func decodeLatin1(p []byte) string {
+	var b strings.Builder
+	b.Grow(len(p))
+	for _, c := range p {
+		b.WriteRune(rune(c))
+	}
+	return b.String()
 }
 
 // writeEscaped applies Java's AVA.toRFC2253String escaping: a backslash

@@ -22,8 +22,10 @@
 // order, keywords only for CN C L ST O OU STREET DC UID (other types as
 // dotted OIDs with a #hex DER value, as are values of non-string types),
 // ",=+<>#;\"\\" escaped wherever they occur, leading and trailing spaces and
-// carriage returns escaped, NUL as \00, and the content bytes of every
-// string type read as UTF-8 (so a BMPString comes out garbled, as in Java).
+// carriage returns escaped, NUL as \00, and string values decoded by tag as
+// current JDK updates do: BMPString as UTF-16BE (a name with a character
+// outside the BMP there is refused, as Java refuses it), UTF8String as
+// UTF-8, the 8-bit string types as ISO-8859-1.
 //
 // Mapping rules are Java regular expressions run by Go's regexp, with
 // Java's Matcher behaviour rebuilt where it shows: matches() for the rule

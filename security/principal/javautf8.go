@@ -113,3 +113,47 @@ func malformed4(b1, b2, b3 byte) int {
 	}
 	return 3
 }
+
+// javaDecodeUTF16BE decodes p as the JDK's new String(bytes, UTF_16BE)
+// does (sun.nio.cs.UnicodeDecoder with replacement): no byte-order mark is
+// interpreted, a high surrogate followed by a unit that is not a low
+// surrogate becomes one U+FFFD for both units, a lone low surrogate one
+// U+FFFD, and whatever is left at the end that does not form a character
+// (an odd byte, a high surrogate with or without an odd byte after it) one
+// U+FFFD.
+func javaDecodeUTF16BE(p []byte) string {
+	const repl = utf8.RuneError
+	var b strings.Builder
+	unit := func(i int) rune { return rune(p[i])<<8 | rune(p[i+1]) }
+	isHigh := func(c rune) bool { return c >= 0xd800 && c <= 0xdbff }
+	isLow := func(c rune) bool { return c >= 0xdc00 && c <= 0xdfff }
+	i := 0
+	for len(p)-i > 1 {
+		c := unit(i)
+		switch {
+		case isHigh(c):
+			if len(p)-i < 4 {
+				// Too short for a pair: the end-of-input rule below.
+				b.WriteRune(repl)
+				return b.String()
+			}
+			c2 := unit(i + 2)
+			if isLow(c2) {
+				b.WriteRune(0x10000 + (c-0xd800)<<10 + (c2 - 0xdc00))
+			} else {
+				b.WriteRune(repl)
+			}
+			i += 4
+		case isLow(c):
+			b.WriteRune(repl)
+			i += 2
+		default:
+			b.WriteRune(c)
+			i += 2
+		}
+	}
+	if i < len(p) {
+		b.WriteRune(repl)
+	}
+	return b.String()
+}
