@@ -17,6 +17,7 @@ func (c *Controller) processBrokerChange() error {
 	if err != nil {
 		return err
 	}
+	c.probes.unfenceByRegistration(current)
 	d := decideBrokerChange(c.ctx.brokers, current)
 	if d.empty() {
 		return nil

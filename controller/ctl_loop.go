@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/kbroker/kbroker/internal/brokerprobe"
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/zkstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,6 +28,11 @@ type Config struct {
 	ImbalancePerBrokerPct int
 	// NewTopicID draws topic ids for topics that lack one.
 	NewTopicID func() [16]byte
+	// ProbeInterval is how often every registered broker's inter-broker
+	// endpoint is probed (ctl_broker_probe.go); zero turns probing off.
+	ProbeInterval time.Duration
+	// Probe replaces brokerprobe.Probe (tests).
+	Probe func(ctx context.Context, addr string) brokerprobe.Outcome
 }
 
 // ctlEvent is one unit of controller work (Kafka's ControllerEvent).
@@ -59,6 +67,9 @@ type Controller struct {
 	log            *slog.Logger
 	metrics        *Metrics
 
+	probes      probeState
+	probeQueued atomic.Bool
+
 	watches []armedWatch
 	// lastConfigChange is the highest /config/changes sequence handled.
 	lastConfigChange int64
@@ -82,6 +93,7 @@ func New(zk zkstore.Client, cfg Config, st kafkazk.ControllerStatus, ch BrokerCh
 		epoch:          st.Epoch,
 		epochZkVersion: st.EpochZkVersion,
 		ctx:            newControllerContext(),
+		probes:         newProbeState(),
 		log:            log,
 		metrics:        m,
 		wake:           make(chan struct{}, 1),
@@ -230,6 +242,11 @@ func (c *Controller) process(ev ctlEvent) error {
 // a failed failover); the caller resigns.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.stop()
+	if c.cfg.ProbeInterval > 0 {
+		pctx, stopProbes := context.WithCancel(ctx)
+		defer stopProbes()
+		go c.runProbes(pctx, c.cfg.ProbeInterval)
+	}
 	for {
 		if err := c.runUntilIdle(); err != nil {
 			return err

@@ -303,10 +303,5 @@ func securityProtocolID(name string) int16 {
 }
 
 func listenerEndpoint(reg kafkazk.BrokerZNode, listener string) (kafkazk.Endpoint, bool) {
-	for _, e := range reg.Endpoints {
-		if e.Listener == listener {
-			return e, true
-		}
-	}
-	return kafkazk.Endpoint{}, false
+	return reg.ListenerEndpoint(listener)
 }

@@ -145,3 +145,36 @@ func ResignController(zk zkstore.Client, epochZkVersion int32) error {
 	}
 	return err
 }
+
+// DeposeController deletes /controller if it still names brokerID and is
+// owned by session: the ZooKeeper session of the broker registration that
+// was found dead. A /controller of any later election, or of the same
+// broker in a new session, is left alone. It reports whether it deleted.
+func DeposeController(zk zkstore.Client, brokerID int32, session int64) (bool, error) {
+	data, st, err := zk.Get(ControllerPath)
+	if errors.Is(err, zkstore.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", ControllerPath, err)
+	}
+	c, err := decodeControllerZNode(data)
+	if err != nil {
+		return false, err
+	}
+	if c.BrokerID != brokerID || st.EphemeralOwner != session {
+		return false, nil
+	}
+	// The version check makes the delete miss a node created again
+	// between the read and the delete (a new one starts at version 0 too,
+	// so the owner check above is what tells two tenures apart; the gap
+	// between the two calls is all that is left open).
+	err = zk.Delete(ControllerPath, st.Version)
+	if errors.Is(err, zkstore.ErrNoNode) || errors.Is(err, zkstore.ErrBadVersion) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("deleting %s: %w", ControllerPath, err)
+	}
+	return true, nil
+}

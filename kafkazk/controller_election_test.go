@@ -188,3 +188,36 @@ func TestControllerWritesAreFenced(t *testing.T) {
 		}
 	})
 }
+
+// DeposeController deletes only the /controller of the session found dead.
+func TestDeposeController(t *testing.T) {
+	zktest.ForEach(t, func(t *testing.T, h zktest.Harness) {
+		a, b := h.Connect(t), h.Connect(t)
+		if st, err := ElectController(a, 1, 0); err != nil || !st.IsController {
+			t.Fatalf("election %+v %v", st, err)
+		}
+		// Another broker id, or broker 1 in another session: left alone.
+		for _, c := range []struct {
+			id      int32
+			session int64
+		}{{2, a.Session().ID}, {1, b.Session().ID}} {
+			if ok, err := DeposeController(b, c.id, c.session); ok || err != nil {
+				t.Fatalf("DeposeController(%d, 0x%x) = %v, %v", c.id, c.session, ok, err)
+			}
+		}
+		if ok, err := DeposeController(b, 1, a.Session().ID); !ok || err != nil {
+			t.Fatalf("DeposeController of the controller's session = %v, %v", ok, err)
+		}
+		if id, _, err := ReadController(b); id != -1 || err != nil {
+			t.Fatalf("/controller after deposing names %d (%v)", id, err)
+		}
+		// Nothing left to delete.
+		if ok, err := DeposeController(b, 1, a.Session().ID); ok || err != nil {
+			t.Fatalf("second DeposeController = %v, %v", ok, err)
+		}
+		next, err := ElectController(b, 2, 0)
+		if err != nil || !next.IsController || next.Epoch != 2 {
+			t.Fatalf("election after deposing: %+v %v", next, err)
+		}
+	})
+}

@@ -36,6 +36,16 @@ type BrokerZNode struct {
 	Features  map[string]FeatureRange
 }
 
+// ListenerEndpoint is the registration's endpoint for the listener.
+func (r BrokerZNode) ListenerEndpoint(listener string) (Endpoint, bool) {
+	for _, e := range r.Endpoints {
+		if e.Listener == listener {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}
+
 func (b BrokerZNode) encode() []byte {
 	v := b.Version
 	if v == 0 {

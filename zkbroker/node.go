@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/internal/brokerprobe"
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/zkstore"
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,6 +40,11 @@ type Config struct {
 	// ConnectionTimeout bounds the first connection
 	// (zookeeper.connection.timeout.ms); zero means SessionTimeout.
 	ConnectionTimeout time.Duration
+	// BrokerProbeInterval is how often the controller probes every broker,
+	// and every other broker the controller, for a process that is gone
+	// (internal/brokerprobe); zero means brokerprobe.DefaultInterval,
+	// negative turns probing off.
+	BrokerProbeInterval time.Duration
 	// SessionDir is a log dir where the ZooKeeper session's credentials
 	// are kept (session_file.go), so that the next run can close a
 	// session this one could not; empty: not kept.
@@ -229,6 +235,10 @@ func (n *Node) run(ctx context.Context, zk zkstore.Client) error {
 	wg.Add(2)
 	go func() { defer wg.Done(); n.propagateIsrChanges(tickCtx) }()
 	go func() { defer wg.Done(); n.checkLeaderImbalance(tickCtx) }()
+	if iv := n.probeInterval(); iv > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.probeController(tickCtx, zk, iv) }()
+	}
 	err := member.run(ctx)
 	stopTicks()
 	wg.Wait()
@@ -257,6 +267,7 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 		AutoLeaderRebalance:   n.cfg.AutoLeaderRebalanceEnable,
 		ImbalancePerBrokerPct: n.cfg.LeaderImbalancePerBrokerPercentage,
 		NewTopicID:            kafkazk.NewTopicID,
+		ProbeInterval:         n.probeInterval(),
 	}, s, ch, false, n.log, n.metrics)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -286,6 +297,18 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 			n.log.Warn("resigning controller", "err", rerr)
 		}
 	}()
+}
+
+// probeInterval is BrokerProbeInterval with its default; zero: off.
+func (n *Node) probeInterval() time.Duration {
+	switch iv := n.cfg.BrokerProbeInterval; {
+	case iv < 0:
+		return 0
+	case iv == 0:
+		return brokerprobe.DefaultInterval
+	default:
+		return iv
+	}
 }
 
 func (n *Node) stopController() {

@@ -1,0 +1,153 @@
+package controller
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/kbroker/kbroker/internal/brokerprobe"
+)
+
+// The controller probes every registered broker's inter-broker endpoint
+// and handles a broker that refuses connections as failed, without waiting
+// for its ZooKeeper session to expire (internal/brokerprobe says why that is
+// safe). Such a broker is "fenced": left out of the live brokers while its
+// registration, unchanged, still exists. It returns when its registration
+// goes or changes (a restart: the broker-change path), or when it accepts a
+// connection again with the same registration (it was alive after all, say
+// behind a firewall that rejected): then it is started up as a broker that
+// came back, and catches up into the ISRs as any returning follower does.
+
+// probeState is the controller's side of the probes; only the event loop
+// touches it.
+type probeState struct {
+	tracker *brokerprobe.Tracker
+	// inFlight: a probe of that broker has not reported yet.
+	inFlight map[int32]bool
+	// fenced are registered brokers judged dead, by the registration
+	// judged.
+	fenced map[int32]liveBroker
+}
+
+func newProbeState() probeState {
+	return probeState{
+		tracker:  brokerprobe.NewTracker(brokerprobe.DefaultPolicy),
+		inFlight: map[int32]bool{},
+		fenced:   map[int32]liveBroker{},
+	}
+}
+
+// runProbes enqueues a probe round every interval until ctx ends. A round
+// is not queued while the previous one waits in the queue.
+func (c *Controller) runProbes(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if c.probeQueued.CompareAndSwap(false, true) {
+				c.enqueue(ctlEvent{"BrokerProbe", func() error { return c.probeBrokers(ctx) }})
+			}
+		}
+	}
+}
+
+// probeBrokers starts one probe per registered broker other than this one
+// that has none in flight, fenced brokers included.
+func (c *Controller) probeBrokers(ctx context.Context) error {
+	c.probeQueued.Store(false)
+	targets := make([]liveBroker, 0, len(c.ctx.brokers)+len(c.probes.fenced))
+	for _, b := range c.ctx.brokers {
+		targets = append(targets, b)
+	}
+	for _, b := range c.probes.fenced {
+		targets = append(targets, b)
+	}
+	for _, b := range targets {
+		if b.ID == c.cfg.BrokerID || c.probes.inFlight[b.ID] {
+			continue
+		}
+		ep, ok := listenerEndpoint(b.Reg, c.cfg.InterBrokerListener)
+		if !ok {
+			continue
+		}
+		addr := net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
+		c.probes.inFlight[b.ID] = true
+		target := brokerprobe.Target{ID: b.ID, Epoch: b.Epoch}
+		go func() {
+			o := c.probe(ctx, addr)
+			at := time.Now()
+			c.enqueue(ctlEvent{"BrokerProbeResult", func() error { return c.handleProbe(target, o, at) }})
+		}()
+	}
+	return nil
+}
+
+func (c *Controller) probe(ctx context.Context, addr string) brokerprobe.Outcome {
+	if c.cfg.Probe != nil {
+		return c.cfg.Probe(ctx, addr)
+	}
+	return brokerprobe.Probe(ctx, addr, brokerprobe.DefaultTimeout)
+}
+
+// handleProbe applies one probe's outcome, taken at `at`, to the broker
+// incarnation it was aimed at.
+func (c *Controller) handleProbe(target brokerprobe.Target, o brokerprobe.Outcome, at time.Time) error {
+	delete(c.probes.inFlight, target.ID)
+	if fb, ok := c.probes.fenced[target.ID]; ok {
+		if fb.Epoch != target.Epoch || o != brokerprobe.Reachable {
+			return nil
+		}
+		delete(c.probes.fenced, target.ID)
+		c.log.Info("fenced broker accepts connections again with the same registration; handling it as started",
+			"broker", target.ID, "brokerEpoch", target.Epoch)
+		c.ctx.brokers[target.ID] = fb
+		c.chans.addBroker(fb, c.cfg.InterBrokerListener)
+		if err := c.onBrokerStartup([]int32{target.ID}); err != nil {
+			return err
+		}
+		if err := c.resumeReassignments(); err != nil {
+			return err
+		}
+		return c.resumeDeletions()
+	}
+	b, ok := c.ctx.brokers[target.ID]
+	if !ok || b.Epoch != target.Epoch {
+		// A probe of an incarnation that has since gone or been
+		// replaced: its evidence is stale.
+		return nil
+	}
+	if !c.probes.tracker.Observe(target, o, at) {
+		return nil
+	}
+	c.log.Warn("broker refuses connections on its inter-broker endpoint; handling it as failed before its ZooKeeper session expires",
+		"broker", target.ID, "brokerEpoch", target.Epoch, "refusals", brokerprobe.DefaultPolicy.Refusals)
+	c.probes.fenced[target.ID] = b
+	delete(c.ctx.brokers, target.ID)
+	delete(c.ctx.shuttingDown, target.ID)
+	c.chans.removeBroker(target.ID)
+	if err := c.onBrokerFailure([]int32{target.ID}); err != nil {
+		return err
+	}
+	return c.resumeDeletions()
+}
+
+// unfenceByRegistration drops the fence of brokers whose registration is
+// gone or was replaced, and removes from current the ones still fenced, so
+// that the broker-change decision treats them as the failures they were
+// judged to be.
+func (ps *probeState) unfenceByRegistration(current map[int32]liveBroker) {
+	for id, fb := range ps.fenced {
+		cur, ok := current[id]
+		switch {
+		case !ok || cur.Epoch != fb.Epoch:
+			delete(ps.fenced, id)
+			ps.tracker.Forget(id)
+		default:
+			delete(current, id)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package zkbroker
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/kbroker/kbroker/internal/brokerprobe"
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
+)
+
+// probeController watches the controller from outside: every broker that
+// is not the controller probes the controller's inter-broker endpoint, and
+// when the controller's process is gone (its port refuses connections; see
+// internal/brokerprobe) deletes /controller, which the dead broker's
+// session would otherwise hold until it expires. The election that follows
+// is the ordinary one, and the new controller fences the dead broker's
+// registration by the same evidence (controller/ctl_broker_probe.go). A
+// controller that was in fact alive loses nothing it cannot get back: it
+// sees /controller go, resigns, and the new controller epoch fences its
+// writes, as after any re-election.
+func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval time.Duration) {
+	tracker := brokerprobe.NewTracker(brokerprobe.DefaultPolicy)
+	type incarnation struct {
+		id      int32
+		epoch   int64
+		session int64
+		addr    string
+	}
+	var known incarnation
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n.mu.Lock()
+		st := n.status
+		n.mu.Unlock()
+		if st.IsController || st.ControllerID < 0 || st.ControllerID == n.cfg.BrokerID {
+			continue
+		}
+		if known.id != st.ControllerID || known.addr == "" {
+			inc, err := n.controllerIncarnation(zk, st.ControllerID)
+			if err != nil {
+				// No registration (its session is gone: the ordinary
+				// path handles it) or no inter-broker endpoint.
+				known = incarnation{}
+				continue
+			}
+			known = incarnation{st.ControllerID, inc.epoch, inc.session, inc.addr}
+		}
+		o := brokerprobe.Probe(ctx, known.addr, brokerprobe.DefaultTimeout)
+		if !tracker.Observe(brokerprobe.Target{ID: known.id, Epoch: known.epoch}, o, time.Now()) {
+			continue
+		}
+		deposed, err := kafkazk.DeposeController(zk, known.id, known.session)
+		switch {
+		case err != nil:
+			n.log.Warn("controller refuses connections but /controller could not be deleted", "controller", known.id, "err", err)
+		case deposed:
+			n.log.Warn("controller refuses connections on its inter-broker endpoint; deleted /controller so that a live broker takes over before its ZooKeeper session expires",
+				"controller", known.id, "brokerEpoch", known.epoch)
+		}
+		known = incarnation{}
+	}
+}
+
+type controllerRegistration struct {
+	epoch   int64
+	session int64
+	addr    string
+}
+
+// controllerIncarnation reads broker id's registration: its epoch, the
+// session that owns it and its inter-broker address.
+func (n *Node) controllerIncarnation(zk zkstore.Client, id int32) (controllerRegistration, error) {
+	data, st, err := zk.Get(kafkazk.BrokerIDPath(id))
+	if err != nil {
+		return controllerRegistration{}, err
+	}
+	reg, err := kafkazk.DecodeBrokerZNode(data)
+	if err != nil {
+		return controllerRegistration{}, err
+	}
+	ep, ok := reg.ListenerEndpoint(n.cfg.InterBrokerListener)
+	if !ok {
+		return controllerRegistration{}, errors.New("no inter-broker endpoint")
+	}
+	return controllerRegistration{
+		epoch:   st.Czxid,
+		session: st.EphemeralOwner,
+		addr:    net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))),
+	}, nil
+}
