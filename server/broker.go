@@ -304,8 +304,9 @@ func (b *Broker) Run(stop context.Context) error {
 	if runErr == nil {
 		// Leadership moves off this broker while it still serves.
 		sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		b.controlledShutdown(sctx)
+		moved := b.controlledShutdown(sctx)
 		scancel()
+		b.drainAfterShutdown(moved)
 	}
 	cancel()
 	b.replicas.Close()

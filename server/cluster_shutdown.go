@@ -18,27 +18,46 @@ import (
 // more attempts, controlled.shutdown.retry.backoff.ms apart, until the
 // controller reports no partition left. Failure is logged, not fatal: the
 // broker stops anyway and the controller's broker-change handling elects
-// new leaders once the session ends.
-func (b *Broker) controlledShutdown(ctx context.Context) {
+// new leaders once the session ends. It reports whether leadership moved.
+func (b *Broker) controlledShutdown(ctx context.Context) bool {
 	if !b.cfg.ControlledShutdownEnable {
-		return
+		return false
 	}
 	for attempt := int32(0); attempt <= b.cfg.ControlledShutdownMaxRetries; attempt++ {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return
+				return false
 			case <-time.After(b.cfg.ControlledShutdownRetryBackoff):
 			}
 		}
 		remaining, err := b.requestControlledShutdown(ctx)
 		if err == nil && remaining == 0 {
 			b.logger.Info("controlled shutdown succeeded")
-			return
+			return true
 		}
 		b.logger.Warn("controlled shutdown incomplete; retrying", "attempt", attempt+1, "remaining_partitions", remaining, "err", err)
 	}
 	b.logger.Warn("controlled shutdown failed; stopping anyway")
+	return false
+}
+
+// shutdownDrain is how long a broker whose leadership has moved keeps
+// serving before it closes its listeners. A client whose next request
+// meets a refused connection waits for its next metadata refresh (seconds,
+// with some clients' minimum metadata age) before it finds the new
+// leaders; one that is still answered gets NOT_LEADER_OR_FOLLOWER with the
+// new leader's endpoint (KIP-951) or fresh Metadata, and moves at once.
+const shutdownDrain = time.Second
+
+// drainAfterShutdown keeps serving for shutdownDrain once leadership has
+// moved, when there are other brokers for clients to move to.
+func (b *Broker) drainAfterShutdown(moved bool) {
+	if !moved || len(b.cluster.liveBrokers()) < 2 {
+		return
+	}
+	b.logger.Info("serving a little longer so that clients learn the new leaders", "drain", shutdownDrain)
+	time.Sleep(shutdownDrain)
 }
 
 // requestControlledShutdown sends one ControlledShutdown to the current

@@ -56,9 +56,13 @@ func TestControlledShutdown(t *testing.T) {
 	p.mu.Unlock()
 	t.Logf("producer: %d records acknowledged; longest time a partition went without an acknowledgement %v (partition %d)",
 		acked, maxGap.Round(time.Millisecond), gapPartition)
-	// Leadership moved before the broker left, so producers never waited
-	// for a session timeout to end.
-	if maxGap >= sessionTimeout {
+	// Leadership moved before the broker left, and it kept answering for
+	// a moment after (server/cluster_shutdown.go, shutdownDrain), so the
+	// producer followed the new leaders without waiting for a metadata
+	// refresh (issue 13: writes are not refused across a SIGTERM). The
+	// bound leaves room for a loaded machine; an idle one shows tens of
+	// milliseconds.
+	if maxGap >= 2*time.Second {
 		t.Errorf("partition %d got no acknowledgement for %v across a controlled shutdown", gapPartition, maxGap.Round(time.Millisecond))
 	}
 	consumeAll(t, c.Addrs(), topic, int(acked), 60*time.Second)
