@@ -151,3 +151,19 @@ func (ps *probeState) unfenceByRegistration(current map[int32]liveBroker) {
 		}
 	}
 }
+
+// fenceKnownDead fences, before failover decides anything, the registered
+// brokers Config.KnownDead names by their current registration; the
+// failover then handles them as the dead brokers they are.
+func (c *Controller) fenceKnownDead() {
+	for _, d := range c.cfg.KnownDead {
+		b, ok := c.ctx.brokers[d.ID]
+		if !ok || b.Epoch != d.Epoch || d.ID == c.cfg.BrokerID {
+			continue
+		}
+		c.log.Warn("broker found dead before this controller's election; handling it as failed",
+			"broker", d.ID, "brokerEpoch", d.Epoch)
+		c.probes.fenced[d.ID] = b
+		delete(c.ctx.brokers, d.ID)
+	}
+}

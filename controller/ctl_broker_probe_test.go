@@ -142,3 +142,28 @@ func TestSlowBrokerNotFenced(t *testing.T) {
 		t.Fatalf("a broker that only timed out was fenced: %+v", s)
 	}
 }
+
+// A broker this broker found dead before its election (the controller it
+// deposed) is handled as failed by the failover itself; a finding about an
+// older registration of the broker is ignored.
+func TestKnownDeadFencedAtFailover(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	h.becomeController(1)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}})
+	h.run()
+	epoch := h.c.ctx.brokers[1].Epoch
+	// Broker 1's controller tenure ends, but its registration stays.
+	h.c.stop()
+	if err := kafkazk.ResignController(h.brokers[1], h.c.epochZkVersion); err != nil {
+		t.Fatal(err)
+	}
+
+	h.cfg.KnownDead = []brokerprobe.Target{{ID: 1, Epoch: epoch}, {ID: 2, Epoch: 1}}
+	h.becomeController(3)
+	if h.c.ctx.isLive(1) || !h.c.ctx.isLive(2) {
+		t.Fatalf("live brokers after failover: %v", h.c.ctx.liveBrokerIDs())
+	}
+	if s, _ := h.state("orders", 0); s.Leader != 2 || slices.Contains(s.ISR, 1) {
+		t.Errorf("orders-0 after failover: %+v", s)
+	}
+}

@@ -52,6 +52,7 @@ func (c *Controller) onControllerFailover() error {
 		return err
 	}
 	c.ctx.brokers = brokers
+	c.fenceKnownDead()
 	for _, t := range topics {
 		if err := c.loadTopic(t); err != nil {
 			return err

@@ -31,6 +31,10 @@ type Config struct {
 	// ProbeInterval is how often every registered broker's inter-broker
 	// endpoint is probed (ctl_broker_probe.go); zero turns probing off.
 	ProbeInterval time.Duration
+	// KnownDead are broker incarnations this broker already found dead
+	// (the controller it deposed, zkbroker/node_controller_probe.go): they
+	// are fenced at failover instead of after a fresh round of probes.
+	KnownDead []brokerprobe.Target
 	// Probe replaces brokerprobe.Probe (tests).
 	Probe func(ctx context.Context, addr string) brokerprobe.Outcome
 }

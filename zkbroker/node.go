@@ -104,6 +104,8 @@ type Node struct {
 	active      *controller.Controller
 	stopActive  context.CancelFunc
 	activeDone  chan struct{}
+	// deadController: see node_controller_probe.go.
+	deadController deadController
 }
 
 // New checks the configuration; Run connects.
@@ -268,6 +270,7 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 		ImbalancePerBrokerPct: n.cfg.LeaderImbalancePerBrokerPercentage,
 		NewTopicID:            kafkazk.NewTopicID,
 		ProbeInterval:         n.probeInterval(),
+		KnownDead:             n.knownDead(time.Now()),
 	}, s, ch, false, n.log, n.metrics)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -59,6 +59,9 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 		if !tracker.Observe(brokerprobe.Target{ID: known.id, Epoch: known.epoch}, o, time.Now()) {
 			continue
 		}
+		n.mu.Lock()
+		n.deadController = deadController{brokerprobe.Target{ID: known.id, Epoch: known.epoch}, time.Now()}
+		n.mu.Unlock()
 		deposed, err := kafkazk.DeposeController(zk, known.id, known.session)
 		switch {
 		case err != nil:
@@ -97,4 +100,26 @@ func (n *Node) controllerIncarnation(zk zkstore.Client, id int32) (controllerReg
 		session: st.EphemeralOwner,
 		addr:    net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))),
 	}, nil
+}
+
+// deadController is the last controller this broker found dead, and when.
+type deadController struct {
+	target brokerprobe.Target
+	at     time.Time
+}
+
+// knownDeadMaxAge bounds how old a finding may be and still be handed to
+// this broker's own controller: the election it caused is over within
+// moments, and a stale finding could only name a broker that has since
+// registered again (which the epoch check catches anyway).
+const knownDeadMaxAge = 10 * time.Second
+
+// knownDead is the finding to hand to a controller starting now.
+func (n *Node) knownDead(now time.Time) []brokerprobe.Target {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.deadController.at.IsZero() || now.Sub(n.deadController.at) > knownDeadMaxAge {
+		return nil
+	}
+	return []brokerprobe.Target{n.deadController.target}
 }
