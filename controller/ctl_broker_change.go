@@ -18,6 +18,7 @@ func (c *Controller) processBrokerChange() error {
 		return err
 	}
 	c.probes.unfenceByRegistration(current)
+	c.publishFenced()
 	d := decideBrokerChange(c.ctx.brokers, current)
 	if d.empty() {
 		return nil

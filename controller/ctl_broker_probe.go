@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -36,6 +37,26 @@ func newProbeState() probeState {
 		inFlight: map[int32]bool{},
 		fenced:   map[int32]liveBroker{},
 	}
+}
+
+// FencedBrokers are the registered brokers this controller handles as
+// dead. Safe to call from any goroutine.
+func (c *Controller) FencedBrokers() []int32 {
+	if ids := c.fencedView.Load(); ids != nil {
+		return *ids
+	}
+	return nil
+}
+
+// publishFenced refreshes what FencedBrokers returns; the event loop calls
+// it after every change of probes.fenced.
+func (c *Controller) publishFenced() {
+	ids := make([]int32, 0, len(c.probes.fenced))
+	for id := range c.probes.fenced {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	c.fencedView.Store(&ids)
 }
 
 // runProbes enqueues a probe round every interval until ctx ends. A round
@@ -102,6 +123,7 @@ func (c *Controller) handleProbe(target brokerprobe.Target, o brokerprobe.Outcom
 			return nil
 		}
 		delete(c.probes.fenced, target.ID)
+		c.publishFenced()
 		c.log.Info("fenced broker accepts connections again with the same registration; handling it as started",
 			"broker", target.ID, "brokerEpoch", target.Epoch)
 		c.ctx.brokers[target.ID] = fb
@@ -126,6 +148,7 @@ func (c *Controller) handleProbe(target brokerprobe.Target, o brokerprobe.Outcom
 	c.log.Warn("broker refuses connections on its inter-broker endpoint; handling it as failed before its ZooKeeper session expires",
 		"broker", target.ID, "brokerEpoch", target.Epoch, "refusals", brokerprobe.DefaultPolicy.Refusals)
 	c.probes.fenced[target.ID] = b
+	c.publishFenced()
 	delete(c.ctx.brokers, target.ID)
 	delete(c.ctx.shuttingDown, target.ID)
 	c.chans.removeBroker(target.ID)
@@ -166,4 +189,5 @@ func (c *Controller) fenceKnownDead() {
 		c.probes.fenced[d.ID] = b
 		delete(c.ctx.brokers, d.ID)
 	}
+	c.publishFenced()
 }

@@ -73,6 +73,7 @@ type Controller struct {
 
 	probes      probeState
 	probeQueued atomic.Bool
+	fencedView  atomic.Pointer[[]int32]
 
 	watches []armedWatch
 	// lastConfigChange is the highest /config/changes sequence handled.

@@ -2,6 +2,7 @@ package zkbroker
 
 import (
 	"context"
+	"slices"
 
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/zkstore"
@@ -28,10 +29,40 @@ func (n *Node) CreateTopic(name string, partitions int32, replicationFactor int1
 // controllerClient is the ZooKeeper client for the admin writes that, as
 // in Kafka, only the active controller accepts.
 func (n *Node) controllerClient() (zkstore.Client, error) {
-	if _, err := n.controller(); err != nil {
+	c, err := n.controller()
+	if err != nil {
 		return nil, err
 	}
-	return n.client()
+	zk, err := n.client()
+	if err != nil {
+		return nil, err
+	}
+	if fenced := c.FencedBrokers(); len(fenced) > 0 {
+		return withoutBrokers{zk, fenced}, nil
+	}
+	return zk, nil
+}
+
+// withoutBrokers hides brokers from the list of registered ones. Kafka's
+// admin operations assign replicas among the brokers its metadata cache
+// holds alive, which the controller's UpdateMetadata keeps; here they read
+// /brokers/ids, where a broker the controller handles as dead
+// (controller/ctl_broker_probe.go) is still registered until its session
+// expires. Hiding it gives them the controller's view.
+type withoutBrokers struct {
+	zkstore.Client
+	hidden []int32
+}
+
+func (w withoutBrokers) Children(path string) ([]string, zkstore.Stat, error) {
+	names, st, err := w.Client.Children(path)
+	if err != nil || path != kafkazk.BrokerIDsPath {
+		return names, st, err
+	}
+	return slices.DeleteFunc(names, func(name string) bool {
+		id, err := kafkazk.ParseBrokerID(name)
+		return err == nil && slices.Contains(w.hidden, id)
+	}), st, nil
 }
 
 // DeleteTopic marks the topic for deletion (/admin/delete_topics/<t>); the

@@ -2,6 +2,7 @@ package zkbroker
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/kbroker/kbroker/kafkazk"
@@ -37,5 +38,45 @@ func TestSetTopicConfigNotification(t *testing.T) {
 	}
 	if _, err := n.CreateTopic("x", 1, 1, nil, nil, false); !errors.Is(err, kerr.NotController) {
 		t.Errorf("CreateTopic off the controller: %v", err)
+	}
+}
+
+// Topic creation on a controller that handles a registered broker as dead
+// assigns no replica to it, as Kafka's assignment among the metadata
+// cache's live brokers would not.
+func TestWithoutBrokersHidesFencedRegistrations(t *testing.T) {
+	z := zkstore.NewMem()
+	admin := z.Connect()
+	if err := kafkazk.CreateTopLevelPaths(admin); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int32{1, 2, 3} {
+		reg := kafkazk.BrokerZNode{Version: 5, JmxPort: -1,
+			Endpoints: []kafkazk.Endpoint{{Listener: "PLAINTEXT", Host: "h", Port: 9092, SecurityProtocol: "PLAINTEXT"}}}
+		if _, err := kafkazk.RegisterBroker(z.Connect(), id, reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hidden := withoutBrokers{admin, []int32{2}}
+	noID := func() [16]byte { return [16]byte{0: 0xAB, 15: 2} }
+	if _, err := kafkazk.CreateTopic(hidden, "orders", 6, 2, nil, nil, false, kafkazk.RandIntn, noID); err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := admin.Get(kafkazk.TopicPath("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tz, err := kafkazk.DecodeTopicZNode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, rs := range tz.Partitions {
+		if slices.Contains(rs, 2) {
+			t.Errorf("partition %d assigned to hidden broker 2: %v", p, rs)
+		}
+	}
+	// Three brokers registered, two visible: replication factor 3 fails.
+	if _, err := kafkazk.CreateTopic(hidden, "wide", 1, 3, nil, nil, false, kafkazk.RandIntn, noID); !errors.Is(err, kerr.InvalidReplicationFactor) {
+		t.Errorf("rf 3 over two visible brokers: %v", err)
 	}
 }
