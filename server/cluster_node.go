@@ -166,3 +166,5 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 }
 
 func (c nodeControl) WriteLogDirEvent() error { return c.n.WriteLogDirEvent() }
+
+func (c nodeControl) CloseSession() { c.n.CloseSession() }
