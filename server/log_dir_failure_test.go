@@ -89,6 +89,21 @@ func TestLogDirFailureServed(t *testing.T) {
 		t.Fatalf("halted (%d) with a dir left", code)
 	default:
 	}
+	families, err := db.b.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gauges := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if g := m.GetGauge(); g != nil {
+				gauges[f.GetName()] = g.GetValue()
+			}
+		}
+	}
+	if gauges["kafka_log_logmanager_offlinelogdirectorycount"] != 1 || gauges["kafka_server_replicamanager_offlinereplicacount"] != 1 {
+		t.Errorf("offline gauges: %v dirs, %v replicas", gauges["kafka_log_logmanager_offlinelogdirectorycount"], gauges["kafka_server_replicamanager_offlinereplicacount"])
+	}
 
 	db.b.logs.MarkDirOffline(b, &os.PathError{Op: "write", Path: b, Err: os.ErrInvalid})
 	select {
