@@ -35,12 +35,6 @@ const sessionClosePatience = 2 * time.Second
 
 // onLogDirFailure is logstore's OnDirFailure.
 func (b *Broker) onLogDirFailure(f logstore.DirFailure) {
-	if f.AllFailed {
-		b.logger.Error("shutting down: every log directory has failed", "dirs", b.cfg.LogDirs, "last_failed", f.Dir, "err", f.Err)
-		b.closeSessionBeforeHalt()
-		b.halt(1)
-		return
-	}
 	tps := make([]replica.TopicPartition, len(f.Partitions))
 	for i, k := range f.Partitions {
 		tps[i] = replica.TopicPartition{Topic: k.Topic, Partition: k.Partition}
@@ -61,6 +55,14 @@ func (b *Broker) onLogDirFailure(f logstore.DirFailure) {
 	b.cluster.mu.Unlock()
 	b.logger.Error("log directory offline; its replicas on this broker are offline until restart",
 		"dir", f.Dir, "partitions", len(tps), "hosted", len(offline), "err", f.Err)
+	if f.AllFailed {
+		// Its replicas are offline first, so that no waiting produce is
+		// answered while the session closes.
+		b.logger.Error("shutting down: every log directory has failed", "dirs", b.cfg.LogDirs, "last_failed", f.Dir, "err", f.Err)
+		b.closeSessionBeforeHalt(control)
+		b.halt(1)
+		return
+	}
 	w, ok := control.(logDirEventWriter)
 	if !ok {
 		b.logger.Warn("no controller to tell of the failed log directory", "dir", f.Dir)
@@ -94,10 +96,7 @@ func (b *Broker) announceLogDirFailure(w logDirEventWriter, dir string) {
 // exit, so that the controller moves its leaderships now rather than after
 // the session timeout (Kafka halts without it). Nothing is lost by it: with
 // every dir failed the broker can store nothing more.
-func (b *Broker) closeSessionBeforeHalt() {
-	b.cluster.mu.Lock()
-	control := b.cluster.control
-	b.cluster.mu.Unlock()
+func (b *Broker) closeSessionBeforeHalt(control ClusterControl) {
 	sc, ok := control.(sessionCloser)
 	if !ok {
 		return
