@@ -178,3 +178,38 @@ func TestIsStorageFailure(t *testing.T) {
 		}
 	}
 }
+
+// A dir that fails while a partition is created in it goes offline, and
+// the partition is not created again in another dir: its leftovers in the
+// failed dir would clash with that copy at the next start.
+func TestDirFailureOnCreate(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	failures := make(chan DirFailure, 2)
+	m := openMgr(t, []string{d1, d2}, ManagerOptions{Defaults: smallCfg(), OnDirFailure: func(f DirFailure) { failures <- f }})
+	defer m.Close()
+	// Something in the way of the partition's directory in d1, the dir a
+	// first partition goes to.
+	if err := os.WriteFile(filepath.Join(d1, "t-0"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.GetOrCreate("t", 0, NewUUID(), Config{}); !errors.Is(err, ErrLogDirFailed) {
+		t.Fatalf("create in a failing dir: %v", err)
+	}
+	select {
+	case f := <-failures:
+		if f.Dir != d1 || f.AllFailed {
+			t.Fatalf("failure %+v", f)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no dir failure reported")
+	}
+	if _, err := m.GetOrCreate("t", 0, NewUUID(), Config{}); !errors.Is(err, ErrLogDirFailed) {
+		t.Fatalf("created again after its dir failed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(d2, "t-0")); !os.IsNotExist(err) {
+		t.Fatalf("partition created in the other dir: %v", err)
+	}
+	if _, err := m.GetOrCreate("t", 1, NewUUID(), Config{}); err != nil {
+		t.Fatalf("another partition: %v", err)
+	}
+}

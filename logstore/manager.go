@@ -204,10 +204,14 @@ func (m *Manager) GetOrCreate(topic string, partition int32, topicID [16]byte, c
 	}
 	dir := filepath.Join(d.path, fmt.Sprintf("%s-%d", topic, partition))
 	// A dir failing here goes offline too, reported once m.mu is released.
+	// The partition is remembered as offline: it may have left files in
+	// the failed dir, which a log created in another dir would clash with
+	// at the next start.
 	failed := func(err error) error {
 		if !isStorageFailure(err) {
 			return err
 		}
+		m.offlineLogs[key] = d.path
 		go m.dirFailed(d, err)
 		return storageError(err)
 	}
