@@ -21,6 +21,9 @@ func (l *FileLog) AppendMarkerAsLeader(m Marker, leaderEpoch int32, timestamp in
 func (l *FileLog) AppendAsLeaderFrom(batches []Batch, leaderEpoch int32, logAppendTime int64, origin AppendOrigin) (AppendInfo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.failedErr(); err != nil {
+		return AppendInfo{}, err
+	}
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
@@ -39,6 +42,9 @@ func (l *FileLog) AppendAsLeaderFrom(batches []Batch, leaderEpoch int32, logAppe
 func (l *FileLog) AppendAsFollower(batches []Batch) (AppendInfo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.failedErr(); err != nil {
+		return AppendInfo{}, err
+	}
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
@@ -96,7 +102,7 @@ func (l *FileLog) appendLocked(batches []Batch, info AppendInfo) (AppendInfo, er
 	last := batches[len(batches)-1].Header.LastOffset()
 	if l.shouldRoll(int64(total), maxTs, last) {
 		if err := l.roll(info.FirstOffset); err != nil {
-			return AppendInfo{}, err
+			return AppendInfo{}, l.failLocked(err)
 		}
 	}
 	data := batches[0].Raw
@@ -111,7 +117,7 @@ func (l *FileLog) appendLocked(batches []Batch, info AppendInfo) (AppendInfo, er
 	if err := seg.appendBatches(data, batches, int64(l.cfg.IndexIntervalBytes)); err != nil {
 		// A short write leaves a torn tail; cut it so the log stays valid.
 		_ = seg.log.Truncate(seg.size)
-		return AppendInfo{}, err
+		return AppendInfo{}, l.failLocked(err)
 	}
 	if len(l.buf) > 1<<20 {
 		l.buf = nil // do not pin a huge buffer after one large append
@@ -119,12 +125,14 @@ func (l *FileLog) appendLocked(batches []Batch, info AppendInfo) (AppendInfo, er
 	// The marker's segment indexes the transactions it aborted. A failed
 	// index write leaves the batch appended (offsets must keep growing,
 	// as in Kafka's UnifiedLog.append); recovery rebuilds the index.
+	// Either failing also takes the dir offline (the batch stays, as
+	// above): the next append is refused.
 	if err := l.producers.update(batches, func(c producerstate.CompletedTxn) error { return seg.txn.append(abortedTxn(c)) }); err != nil {
-		l.logger.Warn("write transaction index", "segment", seg.baseOffset, "err", err)
+		l.logger.Warn("write transaction index", "segment", seg.baseOffset, "err", l.failLocked(err))
 	}
 	if l.maybeAssignEpochs(batches) {
 		if err := l.writeEpochs(); err != nil {
-			l.logger.Warn("write leader-epoch-checkpoint", "err", err)
+			l.logger.Warn("write leader-epoch-checkpoint", "err", l.failLocked(err))
 		}
 	}
 	info.LastOffset = last

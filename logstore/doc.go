@@ -20,6 +20,9 @@
 //     coordinator origin), AppendMarkerAsLeader, LastStableOffset,
 //     AbortedTransactions.
 //   - ReadCheckpoint/WriteCheckpoint for Kafka's offset checkpoint files.
+//   - Log dir failure (dir_failure.go, docs/log-dir-failure.md): a write
+//     the file system refuses takes its whole dir offline (ErrLogDirFailed,
+//     ManagerOptions.OnDirFailure); the other dirs keep serving.
 //   - EpochCache (epoch.go): Kafka's LeaderEpochFileCache rules, the one
 //     implementation; each log keeps one (leader-epoch-checkpoint) and
 //     package replica decides truncation on copies of it.

@@ -37,6 +37,10 @@ type FileLogOptions struct {
 	ProducerIDExpiration time.Duration
 	// Now defaults to time.Now; tests inject a clock for segment.ms.
 	Now func() time.Time
+	// OnStorageFailure hears of the log's first storage failure (a write
+	// the file system refused), on a goroutine of its own; the Manager
+	// takes the log's dir offline.
+	OnStorageFailure func(error)
 }
 
 // FileLog is a partition log in Kafka's on-disk format. See doc.go for its
@@ -50,10 +54,13 @@ type FileLog struct {
 	recoveryPoint  int64
 	epochs         EpochCache
 	closed         bool
-	highWatermark  int64 // bounds retention; noHighWatermark until the replica layer sets it
-	unflushed      int64 // records appended since the last flush
-	lastFlush      time.Time
-	buf            []byte // reused to join a multi-batch append into one write
+	// failed is the storage failure that stopped the log (dir_failure.go).
+	failed        error
+	onFailure     func(error)
+	highWatermark int64 // bounds retention; noHighWatermark until the replica layer sets it
+	unflushed     int64 // records appended since the last flush
+	lastFlush     time.Time
+	buf           []byte // reused to join a multi-batch append into one write
 	// producers is the producer table, updated by every append; snapshots
 	// are the offsets of its snapshot files on disk, ascending.
 	producers producerTable
@@ -82,7 +89,7 @@ func OpenFileLog(dir string, cfg Config, opts FileLogOptions) (*FileLog, error) 
 		return nil, err
 	}
 	cfg = normalizeConfig(cfg)
-	l := &FileLog{dir: dir, cfg: cfg, logger: opts.Logger, now: opts.Now, highWatermark: noHighWatermark,
+	l := &FileLog{dir: dir, cfg: cfg, logger: opts.Logger, now: opts.Now, highWatermark: noHighWatermark, onFailure: opts.OnStorageFailure,
 		producers: newProducerTable(opts.ProducerIDExpiration)}
 	if l.logger == nil {
 		l.logger = slog.Default()
@@ -208,13 +215,16 @@ func (l *FileLog) EndOffsetForEpoch(epoch int32) (int32, int64) {
 func (l *FileLog) AssignLeaderEpoch(epoch int32, startOffset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.failedErr(); err != nil {
+		return err
+	}
 	if e, ok := l.epochs.Latest(); ok && e.Epoch >= epoch {
 		return nil
 	}
 	if !l.epochs.Assign(epoch, startOffset) {
 		return nil
 	}
-	return l.writeEpochs()
+	return l.failLocked(l.writeEpochs())
 }
 
 // writeEpochs persists the epoch cache synchronously, as Kafka does for a
@@ -255,7 +265,7 @@ func (l *FileLog) roll(base int64) error {
 	go func() {
 		defer l.bg.Done()
 		if err := l.flushUpTo(base); err != nil {
-			l.logger.Warn("flush after roll", "err", err)
+			l.logger.Warn("flush after roll", "err", l.fail(err))
 		}
 	}()
 	return nil
@@ -271,7 +281,7 @@ func (l *FileLog) Flush() error {
 	}
 	leo := l.logEndOffset()
 	l.mu.RUnlock()
-	return l.flushUpTo(leo)
+	return l.fail(l.flushUpTo(leo))
 }
 
 func (l *FileLog) flushUpTo(offset int64) error {

@@ -157,6 +157,7 @@ func (m *Manager) loadDir(d *logDir) error {
 			CleanShutdown:  d.cleanShutdown,
 			Logger:         m.opts.Logger,
 
+			OnStorageFailure:     m.logFailed(d),
 			ProducerIDExpiration: m.opts.ProducerIDExpiration,
 		})
 		if err != nil {

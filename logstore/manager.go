@@ -32,6 +32,9 @@ type ManagerOptions struct {
 	CheckpointInterval time.Duration
 	// ProducerIDExpiration is producer.id.expiration.ms (one day).
 	ProducerIDExpiration time.Duration
+	// OnDirFailure hears of each log dir going offline after a storage
+	// failure, once per dir, on a goroutine of its own (dir_failure.go).
+	OnDirFailure func(DirFailure)
 }
 
 // PartitionLog is one hosted partition.
@@ -47,6 +50,9 @@ type logDir struct {
 	path          string
 	lock          *os.File
 	cleanShutdown bool
+	// offline is set, under Manager.mu, once a storage failure took the
+	// dir offline; it stays offline until the next start.
+	offline bool
 }
 
 type partitionKey struct {
@@ -69,7 +75,10 @@ type Manager struct {
 	mu   sync.Mutex
 	dirs []*logDir
 	logs map[partitionKey]*managedLog
-	meta MetaProperties
+	// offlineLogs are the logs of offline dirs, by the dir: they may not
+	// be created again elsewhere, which would hide the data they hold.
+	offlineLogs map[partitionKey]string
+	meta        MetaProperties
 	// generatedClusterID: no dir had a cluster id and none was given, so
 	// SetMeta may still replace the one made up at open.
 	generatedClusterID bool
@@ -101,7 +110,7 @@ func OpenManagerWithOptions(opts ManagerOptions) (*Manager, error) {
 		opts.CheckpointInterval = time.Minute
 	}
 	opts.Defaults = normalizeConfig(opts.Defaults)
-	m := &Manager{opts: opts, logger: opts.Logger.With("component", "logmanager"), logs: map[partitionKey]*managedLog{}}
+	m := &Manager{opts: opts, logger: opts.Logger.With("component", "logmanager"), logs: map[partitionKey]*managedLog{}, offlineLogs: map[partitionKey]string{}}
 	if err := m.open(); err != nil {
 		m.unlockDirs()
 		for _, ml := range m.logs {
@@ -173,6 +182,9 @@ func (m *Manager) GetOrCreate(topic string, partition int32, topicID [16]byte, c
 	}
 	cfg = mergeConfig(cfg, m.opts.Defaults)
 	key := partitionKey{topic, partition}
+	if dir, ok := m.offlineLogs[key]; ok {
+		return nil, fmt.Errorf("%w: %s-%d is in offline log dir %s", ErrLogDirFailed, topic, partition, dir)
+	}
 	if ml, ok := m.logs[key]; ok {
 		ml.log.SetConfig(cfg)
 		if topicID != ([16]byte{}) && topicID != ml.topicID {
@@ -187,33 +199,51 @@ func (m *Manager) GetOrCreate(topic string, partition int32, topicID [16]byte, c
 		return nil, fmt.Errorf("invalid topic name %q", topic)
 	}
 	d := m.leastLoadedDir()
+	if d == nil {
+		return nil, fmt.Errorf("%w: every log dir is offline", ErrLogDirFailed)
+	}
 	dir := filepath.Join(d.path, fmt.Sprintf("%s-%d", topic, partition))
-	l, err := OpenFileLog(dir, cfg, FileLogOptions{CleanShutdown: true, Logger: m.opts.Logger, ProducerIDExpiration: m.opts.ProducerIDExpiration})
+	// A dir failing here goes offline too, reported once m.mu is released.
+	// The partition is remembered as offline: it may have left files in
+	// the failed dir, which a log created in another dir would clash with
+	// at the next start.
+	failed := func(err error) error {
+		if !isStorageFailure(err) {
+			return err
+		}
+		m.offlineLogs[key] = d.path
+		go m.dirFailed(d, err)
+		return storageError(err)
+	}
+	l, err := OpenFileLog(dir, cfg, FileLogOptions{CleanShutdown: true, Logger: m.opts.Logger, ProducerIDExpiration: m.opts.ProducerIDExpiration,
+		OnStorageFailure: m.logFailed(d)})
 	if err != nil {
-		return nil, err
+		return nil, failed(err)
 	}
 	if topicID != ([16]byte{}) {
 		if err := writePartitionMetadata(dir, topicID); err != nil {
 			l.Close()
-			return nil, err
+			return nil, failed(err)
 		}
 	}
 	if err := syncDir(d.path); err != nil {
 		l.Close()
-		return nil, err
+		return nil, failed(err)
 	}
 	m.logs[key] = &managedLog{dir: d, topicID: topicID, log: l}
 	return l, nil
 }
 
+// leastLoadedDir is the online dir with the fewest partitions, nil when
+// every dir is offline.
 func (m *Manager) leastLoadedDir() *logDir {
 	count := map[*logDir]int{}
 	for _, ml := range m.logs {
 		count[ml.dir]++
 	}
-	best := m.dirs[0]
-	for _, d := range m.dirs[1:] {
-		if count[d] < count[best] {
+	var best *logDir
+	for _, d := range m.dirs {
+		if !d.offline && (best == nil || count[d] < count[best]) {
 			best = d
 		}
 	}

@@ -13,6 +13,9 @@ func (m *Manager) Checkpoint() error {
 	all := m.All()
 	var errs []error
 	for _, d := range m.dirs {
+		if m.DirOffline(d.path) {
+			continue
+		}
 		var rp, ls []CheckpointEntry
 		for _, p := range all {
 			if p.Dir != d.path {
@@ -24,9 +27,13 @@ func (m *Manager) Checkpoint() error {
 				ls = append(ls, CheckpointEntry{p.Topic, p.Partition, lso})
 			}
 		}
-		errs = append(errs,
+		err := errors.Join(
 			WriteCheckpoint(filepath.Join(d.path, recoveryCheckpointFile), rp),
 			WriteCheckpoint(filepath.Join(d.path, logStartCheckpointFile), ls))
+		if isStorageFailure(err) {
+			m.dirFailed(d, err)
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -86,6 +93,10 @@ func (m *Manager) Close() error {
 	errs = append(errs, m.Checkpoint())
 	if err := errors.Join(errs...); err == nil {
 		for _, d := range m.dirs {
+			if m.DirOffline(d.path) {
+				// Its logs were never closed: the next start recovers them.
+				continue
+			}
 			errs = append(errs, WriteFileAtomic(filepath.Join(d.path, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`)))
 		}
 	}

@@ -23,9 +23,14 @@ func (m *Manager) CheckpointHighWatermarks() {
 	}
 	byDir := map[string][]logstore.CheckpointEntry{}
 	for _, dir := range m.cfg.Logs.Dirs() {
-		byDir[dir] = []logstore.CheckpointEntry{}
+		if !m.cfg.Logs.DirOffline(dir) {
+			byDir[dir] = []logstore.CheckpointEntry{}
+		}
 	}
 	for _, pl := range m.cfg.Logs.All() {
+		if _, online := byDir[pl.Dir]; !online {
+			continue
+		}
 		if hw, ok := hws[TopicPartition{pl.Topic, pl.Partition}]; ok {
 			byDir[pl.Dir] = append(byDir[pl.Dir], logstore.CheckpointEntry{Topic: pl.Topic, Partition: pl.Partition, Offset: hw})
 		}
@@ -33,6 +38,7 @@ func (m *Manager) CheckpointHighWatermarks() {
 	for dir, entries := range byDir {
 		if err := logstore.WriteCheckpoint(filepath.Join(dir, HwCheckpointFile), entries); err != nil {
 			m.cfg.Logger.Error("cannot write the high-watermark checkpoint", "dir", dir, "err", err)
+			m.cfg.Logs.MarkDirOffline(dir, err)
 		}
 	}
 }

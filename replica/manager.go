@@ -98,6 +98,11 @@ func (m *Manager) BecomeLeaderOrFollower(r Role) (p *Partition, leads bool, err 
 	m.mu.Lock()
 	p = m.hosted[tp]
 	m.mu.Unlock()
+	if p != nil && p.Offline() {
+		// Checked first, as Kafka does: the controller learns from this
+		// answer that the replica is offline, whatever the epochs say.
+		return p, false, kerr.KafkaStorageError
+	}
 	if p != nil && r.LeaderEpoch <= p.LeaderEpoch() {
 		return p, false, kerr.StaleControllerEpoch
 	}
@@ -158,6 +163,12 @@ func (m *Manager) StopReplica(topic string, partition, leaderEpoch int32, delete
 	tp := TopicPartition{topic, partition}
 	m.mu.Lock()
 	p := m.hosted[tp]
+	if p != nil && p.Offline() {
+		// Its log cannot be touched; it stays known as offline until the
+		// broker restarts (Kafka's stopReplicas answers the same).
+		m.mu.Unlock()
+		return nil, kerr.KafkaStorageError
+	}
 	if p != nil && leaderEpoch >= 0 && leaderEpoch < p.LeaderEpoch() {
 		m.mu.Unlock()
 		return nil, kerr.FencedLeaderEpoch
@@ -178,6 +189,28 @@ func (m *Manager) StopReplica(topic string, partition, leaderEpoch int32, delete
 		}
 	}
 	return p, nil
+}
+
+// HandleLogDirFailure takes offline this broker's replicas of tps, whose
+// log dir failed (Kafka's ReplicaManager.handleLogDirFailure): their
+// fetchers stop and each partition is marked offline for good, so that
+// clients and the controller get KAFKA_STORAGE_ERROR for them. Replicas
+// not hosted yet are left to BecomeLeaderOrFollower, which finds their log
+// offline. It returns the replicas taken offline.
+func (m *Manager) HandleLogDirFailure(tps []TopicPartition) []*Partition {
+	m.cfg.Fetchers.Unfollow(tps...)
+	var out []*Partition
+	for _, tp := range tps {
+		m.mu.Lock()
+		p := m.hosted[tp]
+		m.mu.Unlock()
+		if p == nil {
+			continue
+		}
+		p.MarkOffline()
+		out = append(out, p)
+	}
+	return out
 }
 
 // Get is this broker's replica of a partition, or nil.

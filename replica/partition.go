@@ -3,6 +3,7 @@ package replica
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -42,6 +43,9 @@ type Partition struct {
 	// producer id (partition_txn.go); nextGuard numbers them.
 	verifications map[int64]uint64
 	nextGuard     uint64
+	// offline is set, under mu, once the partition's log dir failed: it
+	// takes no role again in this process (Kafka's HostedPartition.Offline).
+	offline atomic.Bool
 }
 
 // DelayedOperations completes the delayed produces and fetches waiting on
@@ -157,6 +161,9 @@ func NewLeaderWith(topic string, index int32, topicID [16]byte, log logstore.Log
 func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
 	p.mu.Lock()
 	defer p.unlock()
+	if p.offline.Load() {
+		return false
+	}
 	if p.leader && s.LeaderEpoch <= p.leaderState.LeaderEpoch() || !p.leader && s.LeaderEpoch <= p.followerState.LeaderEpoch() {
 		return false
 	}
@@ -193,6 +200,9 @@ func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
 func (p *Partition) BecomeFollower(leader, leaderEpoch int32) bool {
 	p.mu.Lock()
 	defer p.unlock()
+	if p.offline.Load() {
+		return false
+	}
 	if p.leader {
 		if leaderEpoch <= p.leaderState.LeaderEpoch() {
 			return false
@@ -219,6 +229,23 @@ func (p *Partition) Stop() {
 	}
 	p.wakeLocked()
 }
+
+// MarkOffline stops the partition for good because its log dir failed:
+// it resigns any role, waiting produces and fetches wake to find it no
+// longer led here, and BecomeLeader and BecomeFollower refuse from now on.
+func (p *Partition) MarkOffline() {
+	p.mu.Lock()
+	defer p.unlock()
+	p.offline.Store(true)
+	if p.leader {
+		p.leaderState.Resign()
+		p.leader = false
+	}
+	p.wakeLocked()
+}
+
+// Offline reports whether the partition's log dir failed (MarkOffline).
+func (p *Partition) Offline() bool { return p.offline.Load() }
 
 // highWatermarkMovedLocked tells the log, whose retention must not delete
 // what consumers cannot read yet, and marks the change for waiters. The

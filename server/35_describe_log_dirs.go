@@ -63,6 +63,12 @@ func handleDescribeLogDirs(b *Broker, _ context.Context, req *protocol.Request) 
 		d := kmsg.NewDescribeLogDirsResponseDir()
 		d.Dir = dir
 		d.Topics = []kmsg.DescribeLogDirsResponseDirTopic{}
+		if b.logs.DirOffline(dir) {
+			// As Kafka lists a failed dir: the error, nothing else.
+			d.ErrorCode = kerr.KafkaStorageError.Code
+			resp.Dirs = append(resp.Dirs, d)
+			continue
+		}
 		for _, name := range sortedKeysOf(byDir[dir]) {
 			t := kmsg.NewDescribeLogDirsResponseDirTopic()
 			t.Topic = name

@@ -95,6 +95,8 @@ func errCode(err error) int16 {
 		return kerr.MessageTooLarge.Code
 	case errors.Is(err, logstore.ErrInvalidRecord), errors.Is(err, logstore.ErrUnsupportedMagic):
 		return kerr.InvalidRecord.Code
+	case errors.Is(err, logstore.ErrLogDirFailed):
+		return kerr.KafkaStorageError.Code
 	case errors.Is(err, logstore.ErrClosed):
 		return kerr.NotLeaderForPartition.Code
 	}

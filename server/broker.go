@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,9 @@ type Broker struct {
 	metrics  *brokerMetrics
 	// now is the broker's clock; tests replace it.
 	now func() time.Time
+	// halt ends the process at once when every log dir has failed
+	// (os.Exit; tests replace it).
+	halt func(code int)
 
 	// data is the produce/fetch path's state: producer ids, fetch sessions.
 	data *dataPath
@@ -107,6 +111,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		reg:    reg,
 		bound:  map[string]*net.TCPAddr{},
 		now:    time.Now,
+		halt:   os.Exit,
 	}
 	for _, l := range cfg.Listeners {
 		lc, err := b.listenerConfig(cfg.ListenerSecurity(l.Name))
@@ -136,6 +141,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 
 		RetentionCheckInterval: cfg.LogRetentionCheckInterval,
 		ProducerIDExpiration:   cfg.ProducerIDExpiration,
+		OnDirFailure:           b.onLogDirFailure,
 	})
 	if err != nil {
 		return nil, err

@@ -164,3 +164,7 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 	}
 	return opts
 }
+
+func (c nodeControl) WriteLogDirEvent() error { return c.n.WriteLogDirEvent() }
+
+func (c nodeControl) CloseSession() { c.n.CloseSession() }

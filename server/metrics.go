@@ -18,6 +18,7 @@ type brokerMetrics struct {
 
 	leaderCount, partitionCount, underReplicated, underMinIsr *prometheus.Desc
 	hw, leo, lsoLag                                           *prometheus.Desc
+	offlineReplicas, offlineLogDirs                           *prometheus.Desc
 
 	isrShrinks, isrExpands, failedIsrUpdates prometheus.Counter
 }
@@ -39,8 +40,10 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 		leo:             desc("kafka_log_log_logendoffset", "Log end offset per hosted partition (Kafka's Log LogEndOffset).", "topic", "partition"),
 		lsoLag: desc("kafka_cluster_partition_laststableoffsetlag",
 			"High watermark minus last stable offset per hosted partition: how far open transactions hold read_committed consumers back (Kafka's Partition LastStableOffsetLag).", "topic", "partition"),
-		isrShrinks: counter("kafka_server_replicamanager_isrshrinks_total", "ISR shrinks made by this broker as leader (IsrShrinksPerSec)."),
-		isrExpands: counter("kafka_server_replicamanager_isrexpands_total", "ISR expansions made by this broker as leader (IsrExpandsPerSec)."),
+		offlineReplicas: desc("kafka_server_replicamanager_offlinereplicacount", "Hosted replicas on a failed log dir (ReplicaManager OfflineReplicaCount)."),
+		offlineLogDirs:  desc("kafka_log_logmanager_offlinelogdirectorycount", "Log dirs taken offline by a storage failure (LogManager OfflineLogDirectoryCount)."),
+		isrShrinks:      counter("kafka_server_replicamanager_isrshrinks_total", "ISR shrinks made by this broker as leader (IsrShrinksPerSec)."),
+		isrExpands:      counter("kafka_server_replicamanager_isrexpands_total", "ISR expansions made by this broker as leader (IsrExpandsPerSec)."),
 		failedIsrUpdates: counter("kafka_server_replicamanager_failedisrupdates_total",
 			"ISR changes whose state-znode write failed (FailedIsrUpdatesPerSec)."),
 	}
@@ -59,7 +62,7 @@ func (m *brokerMetrics) isrChanged(kind replica.IsrChangeKind, failed bool) {
 }
 
 func (m *brokerMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.leaderCount, m.partitionCount, m.underReplicated, m.underMinIsr, m.hw, m.leo, m.lsoLag} {
+	for _, d := range []*prometheus.Desc{m.leaderCount, m.partitionCount, m.underReplicated, m.underMinIsr, m.hw, m.leo, m.lsoLag, m.offlineReplicas, m.offlineLogDirs} {
 		ch <- d
 	}
 	m.isrShrinks.Describe(ch)
@@ -68,9 +71,12 @@ func (m *brokerMetrics) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (m *brokerMetrics) Collect(ch chan<- prometheus.Metric) {
-	var leaders, under, underMin float64
+	var leaders, under, underMin, offline float64
 	hosted := m.b.replicas.Partitions()
 	for _, p := range hosted {
+		if p.Offline() {
+			offline++
+		}
 		s := p.Status()
 		if s.Leader {
 			leaders++
@@ -90,6 +96,8 @@ func (m *brokerMetrics) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(m.partitionCount, prometheus.GaugeValue, float64(len(hosted)))
 	ch <- prometheus.MustNewConstMetric(m.underReplicated, prometheus.GaugeValue, under)
 	ch <- prometheus.MustNewConstMetric(m.underMinIsr, prometheus.GaugeValue, underMin)
+	ch <- prometheus.MustNewConstMetric(m.offlineReplicas, prometheus.GaugeValue, offline)
+	ch <- prometheus.MustNewConstMetric(m.offlineLogDirs, prometheus.GaugeValue, float64(len(m.b.logs.OfflineDirs())))
 	m.isrShrinks.Collect(ch)
 	m.isrExpands.Collect(ch)
 	m.failedIsrUpdates.Collect(ch)

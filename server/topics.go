@@ -106,12 +106,17 @@ func (b *Broker) partition(topic string, p int32) *replica.Partition {
 // leaderPartition returns this broker's replica of partition idx of t when
 // it is the leader: only leaders serve produce and fetch (they order writes).
 // Otherwise UNKNOWN_TOPIC_OR_PARTITION for a partition that does not
-// exist, NOT_LEADER_OR_FOLLOWER for one led elsewhere.
+// exist, NOT_LEADER_OR_FOLLOWER for one led elsewhere, KAFKA_STORAGE_ERROR
+// for one whose replica here is on a failed log dir (until the controller
+// has moved its leadership, a client may still be sent here).
 func (b *Broker) leaderPartition(t *Topic, idx int32) (*replica.Partition, error) {
 	if t == nil || idx < 0 || int(idx) >= len(t.Partitions) {
 		return nil, kerr.UnknownTopicOrPartition
 	}
 	p := t.Partitions[idx]
+	if p != nil && p.Offline() {
+		return nil, kerr.KafkaStorageError
+	}
 	if p == nil || !p.IsLeader() {
 		return nil, kerr.NotLeaderForPartition
 	}
