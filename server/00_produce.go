@@ -126,10 +126,15 @@ func handleProduce(b *Broker, ctx context.Context, req *protocol.Request) protoc
 		}
 		return protocol.Response{None: true}
 	}
-	if failed && req.Conn != nil {
-		b.addProduceLeaderHints(resp, req.Conn.Listener)
+	hints := func(resp *kmsg.ProduceResponse) {
+		if req.Conn != nil {
+			b.addProduceLeaderHints(resp, req.Conn.Listener)
+		}
 	}
-	return produceWait(b.delayed, resp, pending, time.Duration(r.TimeoutMillis)*time.Millisecond)
+	if failed && len(pending) == 0 {
+		hints(resp)
+	}
+	return produceWait(b.delayed, resp, pending, time.Duration(r.TimeoutMillis)*time.Millisecond, hints)
 }
 
 // produceToPartition validates one partition's records and appends them
@@ -165,7 +170,10 @@ func (d *dataPath) produceToPartition(p *replica.Partition, records []byte, vers
 // produceWait answers at once when nothing waits for replication, else
 // puts the request in the purgatory until every pending partition's high
 // watermark passed its appended offsets, or the request's timeout.
-func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []producePending, timeout time.Duration) protocol.Response {
+// hints adds KIP-951 leader hints to the final answer; a partition whose
+// wait ended with NOT_LEADER_OR_FOLLOWER gets one too, as in Kafka, where
+// the hints are added by the response callback whatever completed it.
+func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []producePending, timeout time.Duration, hints func(*kmsg.ProduceResponse)) protocol.Response {
 	if len(pending) == 0 {
 		return protocol.Response{Msg: resp}
 	}
@@ -177,7 +185,7 @@ func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []prod
 	d := delayed.TryCompleteElseWatch(op, op.parts, now, op.verdict.Deadline)
 	select {
 	case <-d.Done():
-		return produceAnswer(resp, pending, op)
+		return produceAnswer(resp, pending, op, hints)
 	default:
 	}
 	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {
@@ -186,7 +194,7 @@ func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []prod
 		case <-ctx.Done():
 			d.ForceComplete()
 		}
-		return produceAnswer(resp, pending, op)
+		return produceAnswer(resp, pending, op, hints)
 	}}
 }
 
@@ -194,11 +202,25 @@ func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []prod
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
 // min.insync.replicas, NOT_LEADER when leadership moved away meanwhile,
 // REQUEST_TIMED_OUT for what the timeout found pending.
-func produceAnswer(resp *kmsg.ProduceResponse, pending []producePending, op *delayedProduce) protocol.Response {
+func produceAnswer(resp *kmsg.ProduceResponse, pending []producePending, op *delayedProduce, hints func(*kmsg.ProduceResponse)) protocol.Response {
 	for i, pp := range pending {
 		resp.Topics[pp.topic].Partitions[pp.partition].ErrorCode = errCode(op.err(i))
 	}
+	if hints != nil && anyPartitionFailed(resp) {
+		hints(resp)
+	}
 	return protocol.Response{Msg: resp}
+}
+
+func anyPartitionFailed(resp *kmsg.ProduceResponse) bool {
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasTransactionalRecords is Kafka's RequestUtils.hasTransactionalRecords:

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -180,4 +181,52 @@ func TestClusterControllerRequests(t *testing.T) {
 	if _, ok := b.logs.Get("t", 0); !ok {
 		t.Fatal("the log of t-0 went away with t-1's")
 	}
+}
+
+// Leadership moves by LeaderAndIsr a moment before UpdateMetadata tells the
+// metadata cache. A produce answered in between — one that was waiting for
+// acks=all when this broker became a follower, and one that arrives after —
+// names the new leader from the replica's own state, not this broker from
+// the stale cache (KIP-951 hints; without them a client waits for its next
+// metadata refresh).
+func TestProduceHintsNewLeaderBeforeUpdateMetadata(t *testing.T) {
+	b := newClusterBroker(t)
+	id := [16]byte{1, 2, 3}
+	handle[*kmsg.LeaderAndISRResponse](t, b, leaderAndIsr(3, id, laiState(0, 2, 4), laiState(1, 1, 5)))
+	handle[*kmsg.UpdateMetadataResponse](t, b, updateMetadata(3, id, umState(0, 2, 4), umState(1, 1, 5)))
+
+	produce := func(acks int16) *kmsg.ProduceRequest {
+		preq := kmsg.NewPtrProduceRequest()
+		preq.Version, preq.Acks, preq.TimeoutMillis = 11, acks, 30000
+		pt := kmsg.NewProduceRequestTopic()
+		pt.Topic = "t"
+		pp := kmsg.NewProduceRequestTopicPartition()
+		pp.Partition = 1
+		pp.Records = rawBatch(t, plainOpts(), 1, time.Now().UnixMilli())
+		pt.Partitions = []kmsg.ProduceRequestTopicPartition{pp}
+		preq.Topics = []kmsg.ProduceRequestTopic{pt}
+		return preq
+	}
+	// acks=all waits: follower 2 has not fetched the record.
+	pr := &protocol.Request{Key: 0, Version: 11, Body: produce(-1), Conn: &protocol.ConnInfo{Listener: "PLAINTEXT"}}
+	waiting := b.Handle(context.Background(), pr)
+	if waiting.Wait == nil {
+		t.Fatalf("acks=all produce answered at once: %+v", waiting.Msg)
+	}
+	answered := make(chan *kmsg.ProduceResponse, 1)
+	go func() { answered <- waiting.Wait(context.Background()).Msg.(*kmsg.ProduceResponse) }()
+
+	handle[*kmsg.LeaderAndISRResponse](t, b, leaderAndIsr(3, id, laiState(1, 2, 6)))
+	check := func(what string, resp *kmsg.ProduceResponse) {
+		t.Helper()
+		got := resp.Topics[0].Partitions[0]
+		if got.ErrorCode != kerr.NotLeaderForPartition.Code || got.CurrentLeader.LeaderID != 2 || got.CurrentLeader.LeaderEpoch != 6 {
+			t.Fatalf("%s: %s, current leader %+v", what, kerr.ErrorForCode(got.ErrorCode), got.CurrentLeader)
+		}
+		if len(resp.Brokers) != 1 || resp.Brokers[0].NodeID != 2 {
+			t.Fatalf("%s: node endpoints %+v", what, resp.Brokers)
+		}
+	}
+	check("the produce waiting for acks=all", <-answered)
+	check("a produce after the LeaderAndIsr", handle[*kmsg.ProduceResponse](t, b, produce(1)))
 }

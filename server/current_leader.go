@@ -16,16 +16,32 @@ type leaderHint struct {
 	ID, Epoch int32
 }
 
-// currentLeader returns the leader hint for errors that warrant one.
+// currentLeader returns the leader hint for errors that warrant one: the
+// metadata cache's leader, or this broker's own replica's leader when its
+// LeaderAndIsr is newer. Leadership moves by LeaderAndIsr first and
+// UpdateMetadata just after, so a request that leadership left in between
+// (a produce waiting for acks=all when this broker became a follower) would
+// otherwise be pointed back at this broker.
 func (b *Broker) currentLeader(t *Topic, partition int32, code int16) (leaderHint, bool) {
 	if code != kerr.NotLeaderForPartition.Code && code != kerr.FencedLeaderEpoch.Code {
 		return leaderHint{}, false
 	}
 	s, ok := t.state(partition)
-	if !ok || s.Leader < 0 {
+	if !ok {
 		return leaderHint{}, false
 	}
-	return leaderHint{ID: s.Leader, Epoch: s.LeaderEpoch}, true
+	h := leaderHint{ID: s.Leader, Epoch: s.LeaderEpoch}
+	if int(partition) < len(t.Partitions) {
+		if p := t.Partitions[partition]; p != nil && !p.Offline() && !p.IsLeader() {
+			if id, epoch := p.LeaderID(), p.LeaderEpoch(); id >= 0 && epoch > h.Epoch {
+				h = leaderHint{ID: id, Epoch: epoch}
+			}
+		}
+	}
+	if h.ID < 0 {
+		return leaderHint{}, false
+	}
+	return h, true
 }
 
 // leaderEndpoints are the named brokers' endpoints on a listener.
