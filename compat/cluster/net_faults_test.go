@@ -223,14 +223,27 @@ func waitMetadataLeader(t *testing.T, addr, topic string, p, leader int32, timeo
 // expired and the controller has moved leadership, the old leader must not
 // acknowledge an acks=all write (its followers now fetch from the new
 // leader, and its own ISR change cannot reach ZooKeeper), and after the
-// heal it rejoins as a follower and loses nothing acknowledged.
+// heal it rejoins as a follower and loses nothing acknowledged. Run with
+// a leader that is not the controller, and with the controller as the
+// leader: then the old controller also keeps reaching the brokers, which
+// must ignore it once a new controller (a higher controller epoch) has
+// spoken.
 func TestNetLeaderCutFromZooKeeper(t *testing.T) {
+	t.Run("leader", func(t *testing.T) { testNetLeaderCutFromZooKeeper(t, false) })
+	t.Run("controller-leader", func(t *testing.T) { testNetLeaderCutFromZooKeeper(t, true) })
+}
+
+func testNetLeaderCutFromZooKeeper(t *testing.T, isController bool) {
 	const topic, partitions = "net-leader-zk", 3
 	var old int32
 	nc, conn, ctrl := startNetTopic(t, topic, func(ctrl int32, others []int32) map[int32][]int32 {
-		// One broker, not the controller, leads every partition.
+		// One broker leads every partition; a and b follow.
 		old = others[0]
-		return map[int32][]int32{0: {old, ctrl, others[1]}, 1: {old, others[1], ctrl}, 2: {old, ctrl, others[1]}}
+		a, b := ctrl, others[1]
+		if isController {
+			old, a = ctrl, others[0]
+		}
+		return map[int32][]int32{0: {old, a, b}, 1: {old, b, a}, 2: {old, a, b}}
 	})
 	probes := newNetProbes(topic)
 	p := startChaosProducer(t, nc.Addrs(), "lz", partitions, chaosAcksAllOpts(topic)...)
@@ -262,8 +275,8 @@ func TestNetLeaderCutFromZooKeeper(t *testing.T) {
 	if st := mustStates(t, conn, topic, partitions); st[0].Leader == old {
 		t.Errorf("partition 0 back at the isolated broker %d: %+v", old, st[0])
 	}
-	if ctrlNow, _ := controllerID(conn); ctrlNow == old {
-		t.Errorf("the isolated broker %d became controller", old)
+	if ctrlNow, _ := controllerID(conn); ctrlNow == old || ctrlNow < 0 {
+		t.Errorf("controller %d while broker %d is isolated", ctrlNow, old)
 	}
 
 	healed := time.Now()
@@ -438,23 +451,36 @@ func TestNetSymmetricPartitionHeals(t *testing.T) {
 // netem in this kernel: no added delay or reordering.)
 func TestNetLossySlowLinks(t *testing.T) {
 	const topic, partitions = "net-lossy", 3
+	var slow int32
 	nc, conn, _ := startNetTopic(t, topic, func(ctrl int32, others []int32) map[int32][]int32 {
-		return map[int32][]int32{0: {ctrl, others[0], others[1]}, 1: {others[0], others[1], ctrl}, 2: {others[1], ctrl, others[0]}}
+		// The slow broker follows every partition and leads none, so the
+		// clients' writes never wait on its link.
+		slow = others[1]
+		return map[int32][]int32{0: {ctrl, others[0], slow}, 1: {others[0], ctrl, slow}, 2: {ctrl, others[0], slow}}
 	})
 	p := startChaosProducer(t, nc.Addrs(), "ls", partitions, chaosAcksAllOpts(topic)...)
 	time.Sleep(3 * time.Second)
 
 	for i, a := range nc.Brokers {
 		for _, b := range nc.Brokers[i+1:] {
-			nc.Loss(harness.NetNode(a.ID), harness.NetNode(b.ID), 0.1)
+			nc.Loss(harness.NetNode(a.ID), harness.NetNode(b.ID), 0.2)
 		}
 	}
-	nc.Slow(harness.NetNode(nc.Brokers[2].ID), "1mbit")
-	for range 3 {
+	// Below the producer's rate (about 0.5 Mbit/s of record batches): the
+	// slow follower falls behind.
+	nc.Slow(harness.NetNode(slow), "128kbit")
+	minISR := 3
+	for range 4 {
 		waitProgress(t, p, "writes on every partition over lossy, slow links", 20*time.Second, 0, 1, 2)
-		time.Sleep(4 * time.Second)
+		time.Sleep(3 * time.Second)
+		for _, s := range mustStates(t, conn, topic, partitions) {
+			minISR = min(minISR, len(s.ISR))
+		}
 	}
-	t.Logf("during the fault: %v", mustStates(t, conn, topic, partitions))
+	t.Logf("during the fault: smallest ISR %d; %v; switch rules:\n%s", minISR, mustStates(t, conn, topic, partitions), nc.Rules())
+	if minISR < 2 {
+		t.Errorf("an ISR shrank below min.insync.replicas although only one broker's link was slow")
+	}
 
 	healed := time.Now()
 	nc.Heal()

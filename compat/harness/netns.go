@@ -412,11 +412,12 @@ func (nc *NetCluster) Heal() {
 	}
 }
 
-// Rules lists the switch's FORWARD chain (iptables -S), for logs.
+// Rules lists the switch's FORWARD chain with each rule's packet count,
+// for logs: evidence that a fault dropped what it should.
 func (nc *NetCluster) Rules() string {
-	out, err := exec.Command("ip", "netns", "exec", nc.sw, "iptables", "-w", "-S", "FORWARD").CombinedOutput()
+	out, err := exec.Command("ip", "netns", "exec", nc.sw, "iptables", "-w", "-L", "FORWARD", "-v", "-n", "-x").CombinedOutput()
 	if err != nil {
-		return fmt.Sprintf("iptables -S: %v: %s", err, out)
+		return fmt.Sprintf("iptables -L: %v: %s", err, out)
 	}
 	return string(out)
 }
