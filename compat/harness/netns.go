@@ -110,7 +110,9 @@ type netLink struct {
 	nodeIf string // the pair's end in the node's namespace
 }
 
-// NetFault is one injected fault; Heal removes it.
+// NetFault is one injected fault; Heal removes it. Faults are injected and
+// healed from the test's goroutine: a failing ip, iptables or tc command
+// fails the test (t.Fatal).
 type NetFault struct {
 	c        *NetCluster
 	what     string
