@@ -283,6 +283,12 @@ func testNetLeaderCutFromZooKeeper(t *testing.T, isController bool) {
 	nc.Heal()
 	waitISRSize(t, conn, topic, partitions, 3, netRecoverBound)
 	t.Logf("every ISR full %v after the heal (controller %d)", time.Since(healed).Round(time.Millisecond), ctrl)
+	// The old leader's session ended while it was cut off: nothing it held
+	// from before may reach ZooKeeper now (a stale ISR write fails on the
+	// zkVersion), so partition 0 stays at the new leader's epoch or later.
+	if s := mustStates(t, conn, topic, partitions)[0]; s.Leader == old || s.LeaderEpoch < next.LeaderEpoch {
+		t.Errorf("partition 0 after the heal: %+v; elected during the cut: %+v", s, next)
+	}
 	waitMetadataLeader(t, oldAddr, topic, 0, mustStates(t, conn, topic, partitions)[0].Leader, 15*time.Second)
 	waitProgress(t, p, "writes after the heal", 20*time.Second, 0, 1, 2)
 	acked := probes.merged(p.stop(t))
@@ -491,4 +497,40 @@ func TestNetLossySlowLinks(t *testing.T) {
 		t.Errorf("%d records failed over lossy links", n)
 	}
 	finishChaos(t, nc.Cluster, conn, topic, partitions, acked)
+}
+
+// The harness's Isolate: a broker cut from everything cannot be reached by
+// clients, its ZooKeeper session expires and its registration goes; after
+// the heal it registers again and every broker lists it.
+func TestNetIsolateBroker(t *testing.T) {
+	nc := harness.StartNetCluster(t, 3)
+	conn := nc.ZK.Connect(t)
+	const id = 2
+	path := fmt.Sprintf("/brokers/ids/%d", id)
+	_, before, err := conn.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := nc.Isolate(id)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	_, err = harness.MetadataFrom(ctx, nc.Broker(id).Addr)
+	cancel()
+	if err == nil {
+		t.Errorf("Metadata from the isolated broker %d answered", id)
+	}
+	waitUntil(t, sessionTimeout+20*time.Second, path+" removed", func() error {
+		if ok, _, err := conn.Exists(path); err != nil || ok {
+			return fmt.Errorf("exists %v (%v)", ok, err)
+		}
+		return nil
+	})
+	f.Heal()
+	waitUntil(t, 30*time.Second, path+" registered again", func() error {
+		ok, st, err := conn.Exists(path)
+		if err == nil && (!ok || st.Czxid == before.Czxid) {
+			err = fmt.Errorf("exists %v, czxid %d (before %d)", ok, st.Czxid, before.Czxid)
+		}
+		return err
+	})
+	nc.WaitReady(t)
 }

@@ -54,6 +54,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // NetNode names a node of a NetCluster: a broker by its broker.id, or one
@@ -158,10 +159,21 @@ func StartNetCluster(t testing.TB, n int, overrides ...string) *NetCluster {
 
 	zkLink := nc.nodes[NodeZK]
 	nc.ZK = startZooKeeperIn(t, zkLink.ns, zkLink.addr)
+	// Every broker's path to ZooKeeper crosses the switch: check it before
+	// a broker's start-up timeout can blame ZooKeeper for the harness.
+	for i := 1; i <= n; i++ {
+		nc.waitReachable(t, NetNode(i), nc.ZK.Addr)
+	}
 	rf := min(n, 3)
 	for i := 1; i <= n; i++ {
 		l := nc.nodes[NetNode(i)]
-		b := newBroker(t, bin, append(slices.Clone(clusterDefaults), overrides...))
+		// A broker gives up when it has no ZooKeeper session within
+		// zookeeper.connection.timeout.ms (the session timeout, 6 s, by
+		// default); ZooKeeper's first sessions on a loaded machine can
+		// take longer than that (its first transaction preallocates the
+		// log file), and a start-up failure is not what these tests are
+		// about.
+		b := newBroker(t, bin, append(append(slices.Clone(clusterDefaults), "zookeeper.connection.timeout.ms=30000"), overrides...))
 		b.Addr = net.JoinHostPort(l.addr, strconv.Itoa(netBrokerPort))
 		b.Port = netBrokerPort
 		b.wrapper = []string{"ip", "netns", "exec", l.ns}
@@ -239,6 +251,25 @@ func (nc *NetCluster) addLink(t testing.TB, node NetNode, base string, k int) {
 	nc.must(t, "ip", "-n", l.ns, "addr", "add", l.addr+"/30", "dev", l.nodeIf)
 	nc.must(t, "ip", "-n", l.ns, "link", "set", l.nodeIf, "up")
 	nc.must(t, "ip", "-n", l.ns, "route", "add", "default", "via", swAddr)
+}
+
+// waitReachable waits (10 s at most) until a TCP connection from node's
+// namespace to addr succeeds.
+func (nc *NetCluster) waitReachable(t testing.TB, node NetNode, addr string) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	script := fmt.Sprintf("until (exec 3<>/dev/tcp/%s/%s) 2>/dev/null; do sleep 0.1; done", host, port)
+	out, err := exec.Command("ip", "netns", "exec", nc.nodes[node].ns, "timeout", "10", "bash", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("harness: %v cannot reach %s through the switch within 10 s: %v %s\nswitch rules:\n%s", node, addr, err, out, nc.Rules())
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Logf("harness: %v reached %s only after %v", node, addr, d.Round(time.Millisecond))
+	}
 }
 
 // teardown removes the client link (its peer goes with it) and every
