@@ -44,7 +44,7 @@ compat: deps build
 # processes per test.
 .PHONY: compat-cluster
 compat-cluster: deps build
-	$(GO) test -count=1 -timeout 20m ./compat/cluster/
+	$(GO) test -count=1 -timeout 25m ./compat/cluster/
 
 # A local cluster: ZooKeeper on 127.0.0.1:2181 (data under data/zk) and
 # brokers 1-3 from config/cluster/ on 9092-9094, in the background. Pids and

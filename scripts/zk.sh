@@ -3,7 +3,9 @@
 #
 # Runs a single standalone ZooKeeper server (the Debian `zookeeper` package's
 # ZooKeeperServerMain) on 127.0.0.1:PORT with its own zoo.cfg, data dir, log
-# and pid file inside DIR. Used by tests, CI and `make cluster`.
+# and pid file inside DIR. Used by tests, CI and `make cluster`. ZK_HOST
+# (default 127.0.0.1) is the address to listen on instead: the network-fault
+# tests run the script under `ip netns exec` with the namespace's address.
 #
 #   start: writes DIR/zoo.cfg, starts the server in the background, and waits
 #          (at most ZK_START_TIMEOUT seconds, default 30) until it answers
@@ -28,13 +30,14 @@ port=$3
 case "$port" in '' | *[!0-9]*) usage ;; esac
 
 pidfile="$dir/zk.pid"
+host=${ZK_HOST:-127.0.0.1}
 
 # ruok answers imok when the server is serving; the four-letter word is
 # whitelisted in the zoo.cfg we write.
 ruok() {
 	(
 		exec 2>/dev/null
-		exec 3<>"/dev/tcp/127.0.0.1/$port" || exit 1
+		exec 3<>"/dev/tcp/$host/$port" || exit 1
 		printf 'ruok' >&3
 		reply=""
 		IFS= read -r -t 2 -n 4 reply <&3 || true
@@ -99,7 +102,7 @@ initLimit=10
 syncLimit=5
 dataDir=$dir/data
 clientPort=$port
-clientPortAddress=127.0.0.1
+clientPortAddress=$host
 maxClientCnxns=0
 minSessionTimeout=1000
 maxSessionTimeout=60000
@@ -127,12 +130,12 @@ EOF
 			exit 1
 		fi
 		if ruok; then
-			echo "zk.sh: ZooKeeper up on 127.0.0.1:$port (pid $(cat "$pidfile"))"
+			echo "zk.sh: ZooKeeper up on $host:$port (pid $(cat "$pidfile"))"
 			return 0
 		fi
 		sleep 0.2
 	done
-	echo "zk.sh: ZooKeeper did not answer on 127.0.0.1:$port in time" >&2
+	echo "zk.sh: ZooKeeper did not answer on $host:$port in time" >&2
 	stop
 	exit 1
 }

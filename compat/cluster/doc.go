@@ -13,6 +13,11 @@
 // KBROKER_ORACLE=kafka39 against three Apache Kafka 3.9.1 brokers instead.
 // The helpers in helpers_test.go read znodes (go-zookeeper directly),
 // poll bounded conditions and decode `kafka-topics --describe`.
+// The network-fault tests (net_faults_test.go, TestNet*) run ZooKeeper
+// and each broker in its own network namespace (harness.StartNetCluster)
+// and inject silent partitions, packet loss and rate limits with iptables
+// and tbf; they need root. This kernel has no sch_netem, so no test adds
+// delay, jitter or reordering.
 //
 // Invariants: every test starts its own ZooKeeper and brokers and ends only
 // those, by their own handles; every wait has a deadline. Replication tests

@@ -91,6 +91,13 @@ func StartClusterPerBroker(t testing.TB, n int, perBroker func(id int32) []strin
 func newClusterBroker(t testing.TB, bin string, id int32, zkAddr string, rf int, overrides []string) *ClusterBroker {
 	t.Helper()
 	b := newBroker(t, bin, append(slices.Clone(clusterDefaults), overrides...))
+	return configureClusterBroker(t, b, id, zkAddr, rf)
+}
+
+// configureClusterBroker writes the cluster-mode config of a laid-out
+// broker (listening on b.Addr) and registers it for the test's cleanup.
+func configureClusterBroker(t testing.TB, b *Broker, id int32, zkAddr string, rf int) *ClusterBroker {
+	t.Helper()
 	props := fmt.Sprintf(`# written by compat/harness (cluster)
 broker.id=%[1]d
 listeners=PLAINTEXT://%[2]s

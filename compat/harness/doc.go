@@ -59,6 +59,15 @@
 //   - DialWireTLS is DialWire over TLS; Wire.AppendRequest, WriteRaw and
 //     WaitClosed let a test send frames no client would and see the
 //     connection closed.
+//   - StartNetCluster(t, n, overrides...) is StartCluster with ZooKeeper
+//     and every broker in its own network namespace, joined through a
+//     switch namespace whose FORWARD chain carries the faults (netns.go
+//     draws the topology): Cut(a, b), Isolate(a), Partition(groups...),
+//     Loss(a, b, p) and Slow(a, rate) each return a NetFault whose Heal
+//     removes it; NetCluster.Heal removes them all. Nodes are NetNode: a
+//     broker.id, NodeZK, or NodeClient (the test process). No netem in
+//     this kernel: drops and tbf rate limits only, no delay or reordering.
+//     Needs root; fails the test otherwise.
 //   - KBROKER_APACHE_KAFKA=1 (Apache()) makes StartBroker and StartCluster
 //     start Apache Kafka KRaft nodes from compat/lib instead of kbroker
 //     (no ZooKeeper then; KAFKA_LOG_LEVEL and KAFKA_OPTS reach the JVM), to
@@ -68,7 +77,8 @@
 // ended by the test's cleanup, by its own handle (never by name); every wait
 // is bounded by a deadline or a context.
 //
-// Locks: Broker.mu guards the running process of a Broker (kafka39Node.mu
+// Locks: NetCluster.mu guards its list of faults in place (not held
+// while running ip, iptables or tc). Broker.mu guards the running process of a Broker (kafka39Node.mu
 // that of a secured Kafka 3.9.1 node); Proxy.mu guards
 // the proxy's target and its open connections. Neither is held while
 // waiting on a process or on the network. Wire.mu serialises the requests

@@ -31,6 +31,9 @@ type ZooKeeper struct {
 	// classpath, when set, is ZK_CLASSPATH for zk.sh: the server's jars
 	// instead of the Debian package's.
 	classpath string
+	// netns, when set, is the network namespace zk.sh runs in (under `ip
+	// netns exec`), listening on host (ZK_HOST) there: see netns.go.
+	netns, host string
 }
 
 // StartZooKeeper starts ZooKeeper on a free loopback port with a fresh data
@@ -70,8 +73,15 @@ func (z *ZooKeeper) run(cmd string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), zkScriptTimeout)
 	defer cancel()
 	c := exec.CommandContext(ctx, z.script, cmd, z.Dir, strconv.Itoa(z.Port))
+	if z.netns != "" {
+		c = exec.CommandContext(ctx, "ip", "netns", "exec", z.netns, z.script, cmd, z.Dir, strconv.Itoa(z.Port))
+	}
+	c.Env = os.Environ()
 	if z.classpath != "" {
-		c.Env = append(os.Environ(), "ZK_CLASSPATH="+z.classpath)
+		c.Env = append(c.Env, "ZK_CLASSPATH="+z.classpath)
+	}
+	if z.host != "" {
+		c.Env = append(c.Env, "ZK_HOST="+z.host)
 	}
 	// The server itself is setsid'd by the script and holds none of our
 	// pipes, but bound the wait anyway.
