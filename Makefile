@@ -46,6 +46,20 @@ compat: deps build
 compat-cluster: deps build
 	$(GO) test -count=1 -timeout 25m ./compat/cluster/
 
+# A seeded chaos run (compat/cluster/chaos_seeded_test.go): ZooKeeper and
+# three brokers in network namespaces (root needed), a producer and a
+# consumer group, FAULTS faults drawn from SEED (default: a fresh seed,
+# printed), then the checks and a one-line summary. The same SEED replays
+# the same schedule; REPORT=path writes a markdown report. compat-cluster
+# (make test) runs it with its default of 20 faults.
+SEED    ?=
+FAULTS  ?= 20
+REPORT  ?=
+.PHONY: chaos
+chaos: deps build
+	CHAOS_SEED=$(SEED) CHAOS_FAULTS=$(FAULTS) CHAOS_REPORT=$(REPORT) \
+		$(GO) test -count=1 -timeout 120m -run '^TestChaosSeeded$$' -v ./compat/cluster/
+
 # A local cluster: ZooKeeper on 127.0.0.1:2181 (data under data/zk) and
 # brokers 1-3 from config/cluster/ on 9092-9094, in the background. Pids and
 # logs are data/broker-N.pid and data/broker-N.log (ZooKeeper's in data/zk).

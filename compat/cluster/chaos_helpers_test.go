@@ -50,6 +50,9 @@ type chaosProducer struct {
 	maxGap          time.Duration
 	maxLatency      time.Duration
 	slowest         string // the record that took maxLatency
+	// ackedSeconds holds, per partition, the Unix seconds in which a
+	// record of it was acknowledged: the chaos run's availability.
+	ackedSeconds map[int32]map[int64]bool
 }
 
 // chaosAcksAllOpts are the producer settings of the chaos tests: acks=all
@@ -79,6 +82,8 @@ func startChaosProducer(t *testing.T, seeds []string, prefix string, partitions 
 		done:   make(chan struct{}),
 		acked:  map[string]chaosAck{},
 		failed: map[string]int{},
+
+		ackedSeconds: map[int32]map[int64]bool{},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
@@ -121,6 +126,10 @@ func startChaosProducer(t *testing.T, seeds []string, prefix string, partitions 
 					return
 				}
 				p.acked[string(r.Value)] = chaosAck{r.Partition, r.Offset}
+				if p.ackedSeconds[r.Partition] == nil {
+					p.ackedSeconds[r.Partition] = map[int64]bool{}
+				}
+				p.ackedSeconds[r.Partition][now.Unix()] = true
 				if !p.lastAck.IsZero() && now.Sub(p.lastAck) > p.maxGap {
 					p.maxGap, p.gapEnd = now.Sub(p.lastAck), now
 				}
@@ -239,8 +248,8 @@ func readPartitionsToHW(t *testing.T, c *harness.Cluster, topic string, hw map[i
 // read exactly once at its acknowledged offset, and for any value read
 // more than once at all (idempotence forbids duplicates even of records
 // whose acknowledgement was lost). It reports a handful of examples and
-// the totals.
-func checkAckedExactlyOnce(t *testing.T, what string, acked map[string]chaosAck, read map[string][]chaosRead) {
+// the totals, and returns the counts.
+func checkAckedExactlyOnce(t *testing.T, what string, acked map[string]chaosAck, read map[string][]chaosRead) (lostN, dupN, movedN int) {
 	t.Helper()
 	var lost, dup, moved []string
 	for v, a := range acked {
@@ -273,6 +282,7 @@ func checkAckedExactlyOnce(t *testing.T, what string, acked map[string]chaosAck,
 			what, len(unackedDup), ex(unackedDup))
 	}
 	t.Logf("%s: %d acknowledged records checked against %d distinct values read", what, len(acked), len(read))
+	return len(lost), len(dup) + len(unackedDup), len(moved)
 }
 
 // waitISRSize waits until every partition's state znode has an ISR of n.
@@ -313,19 +323,29 @@ func waitLeaderChange(t *testing.T, conn *zk.Conn, topic string, p int32, old in
 // finishChaos is the common ending: wait for a full ISR, read every
 // partition to its HW and check the acknowledged records, then stop every
 // broker with SIGTERM and compare the replicas' segment files below the
-// HW.
-func finishChaos(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic string, partitions int32, acked map[string]chaosAck) {
+// HW. It returns what it found (the test has failed if any count is not
+// zero).
+func finishChaos(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic string, partitions int32, acked map[string]chaosAck) chaosVerdict {
 	t.Helper()
 	waitISRSize(t, conn, topic, partitions, 3, 60*time.Second)
 	hw := highWatermarks(t, c, topic)
 	t.Logf("HWs after the run: %v; states: %v", hw, mustStates(t, conn, topic, partitions))
 	read := readPartitionsToHW(t, c, topic, hw)
-	checkAckedExactlyOnce(t, topic, acked, read)
+	var v chaosVerdict
+	v.Lost, v.Duplicates, v.Moved = checkAckedExactlyOnce(t, topic, acked, read)
 	stopAll(t, c)
-	compareReplicaLogs(t, c, conn, topic, hw)
+	v.Divergent = compareReplicaLogs(t, c, conn, topic, hw)
 	for _, b := range c.Brokers {
 		t.Logf("broker %d: %s", b.ID, truncationLines(b.LogPath, topic, 8))
 	}
+	return v
+}
+
+// chaosVerdict counts what a chaos run's checks found: acknowledged
+// records lost, values read more than once, acknowledged records read at
+// another offset, and partitions whose replicas differ below the HW.
+type chaosVerdict struct {
+	Lost, Duplicates, Moved, Divergent int
 }
 
 // checkpointHW reads a partition's HW from a broker's

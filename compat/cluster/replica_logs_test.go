@@ -85,7 +85,8 @@ func stopAll(t *testing.T, c *harness.Cluster) {
 
 // compareReplicaLogs checks that every replica of every partition holds
 // byte-identical batches below the HW. Call it with the brokers stopped.
-func compareReplicaLogs(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic string, hw map[int32]int64) {
+// It returns the number of partitions whose replicas differ.
+func compareReplicaLogs(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic string, hw map[int32]int64) (divergent int) {
 	t.Helper()
 	assignment, err := topicAssignment(conn, topic)
 	if err != nil {
@@ -94,6 +95,7 @@ func compareReplicaLogs(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic s
 	for p, replicas := range assignment {
 		var ref []byte
 		var refID int32
+		diverged := false
 		for i, id := range replicas {
 			got, err := logBytesBelow(c.Broker(id).LogDir, topic, p, hw[p])
 			if err != nil {
@@ -111,8 +113,13 @@ func compareReplicaLogs(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic s
 				}
 				t.Errorf("partition %d below HW %d: replica %d (%d bytes) and replica %d (%d bytes) differ from byte %d",
 					p, hw[p], refID, len(ref), id, len(got), at)
+				diverged = true
 			}
+		}
+		if diverged {
+			divergent++
 		}
 		t.Logf("partition %d: replicas %v compared below HW %d (%d bytes)", p, replicas, hw[p], len(ref))
 	}
+	return divergent
 }

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,5 +110,34 @@ func (z *ZooKeeper) Connect(t testing.TB) *zk.Conn {
 		case <-timeout:
 			t.Fatalf("zk connect %s: no session within 15s (state %v)", z.Addr, conn.State())
 		}
+	}
+}
+
+// Pid is the server's pid, from the pid file zk.sh keeps in Dir.
+func (z *ZooKeeper) Pid() (int, error) {
+	b, err := os.ReadFile(filepath.Join(z.Dir, "zk.pid"))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// Signal sends sig to the server: SIGSTOP and SIGCONT pause and resume it
+// (every broker's session may expire meanwhile), SIGKILL ends it until
+// Start.
+func (z *ZooKeeper) Signal(sig syscall.Signal) error {
+	pid, err := z.Pid()
+	if err != nil {
+		return err
+	}
+	return syscall.Kill(pid, sig)
+}
+
+// Start starts the server again, on the same port and data dir, after a
+// SIGKILL, and waits until it answers.
+func (z *ZooKeeper) Start(t testing.TB) {
+	t.Helper()
+	if out, err := z.run("start"); err != nil {
+		t.Fatalf("zk.sh start: %v\n%s", err, out)
 	}
 }

@@ -1,0 +1,485 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/kbroker/kbroker/compat/chaosplan"
+	"github.com/kbroker/kbroker/compat/harness"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestChaosSeeded is `make chaos SEED=n FAULTS=n` (issue 13): ZooKeeper and
+// three brokers, each in its own network namespace, an idempotent acks=all
+// producer and a consumer group that commits what it processed, and a
+// schedule of faults drawn from the seed (compat/chaosplan): process kills,
+// pauses and controlled shutdowns, ZooKeeper pauses and restarts, and
+// network cuts and loss, one at a time and sometimes two overlapping. Each
+// fault is healed before the next starts. Afterwards, Jepsen-style: every
+// acknowledged record is read exactly once at the offset it was
+// acknowledged at (nothing lost, no duplicates, no offset that changed),
+// the replicas are byte-identical below the high watermark, no committed
+// group offset moved back, and the share of time writes were refused is
+// measured: per partition, the one-second windows without an
+// acknowledgement. CHAOS_SEED (default: drawn from the clock, and
+// printed), CHAOS_FAULTS (default 20) and CHAOS_REPORT (a markdown file to
+// write) set it up; the same seed replays the same schedule.
+func TestChaosSeeded(t *testing.T) {
+	seed := uint64(time.Now().UnixNano() % 1_000_000)
+	if s := os.Getenv("CHAOS_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("CHAOS_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	faults := 20
+	if s := os.Getenv("CHAOS_FAULTS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("CHAOS_FAULTS=%q: want a positive number", s)
+		}
+		faults = v
+	}
+	const (
+		topic      = "chaos"
+		partitions = 6
+		brokers    = 3
+	)
+	plan := chaosplan.Plan(seed, faults, brokers)
+	t.Logf("chaos: seed %d, %d faults:\n%s", seed, faults, chaosplan.Describe(plan))
+
+	nc := harness.StartNetCluster(t, brokers, "replica.lag.time.max.ms=5000")
+	conn := nc.ZK.Connect(t)
+	createTopic(t, nc.Cluster, topic, partitions, 3, minISR2)
+	waitFullISR(t, conn, topic, partitions, 3)
+
+	p := startChaosProducer(t, nc.Addrs(), "s", partitions, chaosAcksAllOpts(topic)...)
+	g := startChaosGroup(t, nc.Addrs(), topic)
+	d := &chaosDriver{t: t, nc: nc, conn: conn, topic: topic}
+	time.Sleep(2 * time.Second)
+
+	begin := time.Now()
+	for i := 0; i < len(plan); i++ {
+		f := plan[i]
+		time.Sleep(f.Gap)
+		first := d.inject(f, 0)
+		if i+1 < len(plan) && plan[i+1].Overlaps {
+			o := plan[i+1]
+			i++
+			time.Sleep(min(o.Gap, f.Hold))
+			second := d.inject(o, first.broker)
+			time.Sleep(time.Until(first.start.Add(f.Hold)))
+			d.heal(first)
+			time.Sleep(time.Until(second.start.Add(o.Hold)))
+			d.heal(second)
+		} else {
+			time.Sleep(f.Hold)
+			d.heal(first)
+		}
+		d.waitRegistered()
+	}
+	end := time.Now()
+	t.Logf("chaos: %d faults injected in %v", len(plan), end.Sub(begin).Round(time.Second))
+
+	acked := p.stop(t)
+	g.stop(t)
+	waitUntil(t, 90*time.Second, "every ISR full after the schedule", func() error {
+		states, err := readStates(conn, topic, partitions)
+		if err != nil {
+			return err
+		}
+		for part, s := range states {
+			if len(s.ISR) != brokers {
+				return fmt.Errorf("partition %d: %+v", part, s)
+			}
+		}
+		return nil
+	})
+	nc.WaitReady(t)
+	v := finishChaos(t, nc.Cluster, conn, topic, partitions, acked)
+
+	refused, refusedSingle, windows, single := availability(p, d.spans(), begin, end, partitions)
+	summary := fmt.Sprintf("chaos: seed=%d faults=%d target=kbroker acked=%d failed=%d lost=%d dup=%d moved=%d divergent=%d offsets-back=%d refused=%.1f%% (at most one broker faulty: %.1f%% of %d windows) duration=%v",
+		seed, len(plan), len(acked), p.failures(), v.Lost, v.Duplicates, v.Moved, v.Divergent, len(g.movedBack),
+		100*refused, 100*refusedSingle, single, end.Sub(begin).Round(time.Second))
+	t.Log(summary)
+	fmt.Println(summary)
+	for _, m := range g.movedBack {
+		t.Errorf("committed offset moved back: %s", m)
+	}
+	if path := os.Getenv("CHAOS_REPORT"); path != "" {
+		report := chaosReport(seed, plan, d.log, summary, windows)
+		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
+			t.Errorf("CHAOS_REPORT: %v", err)
+		}
+	}
+}
+
+// chaosDriver injects and heals the faults of a schedule.
+type chaosDriver struct {
+	t     *testing.T
+	nc    *harness.NetCluster
+	conn  *zk.Conn
+	topic string
+
+	mu  sync.Mutex
+	log []injected
+}
+
+// injected is one fault as it happened.
+type injected struct {
+	fault      chaosplan.Fault
+	broker     int32 // 0: ZooKeeper
+	start, end time.Time
+	heal       func()
+}
+
+// resolve names the broker a fault hits now, other than avoid.
+func (d *chaosDriver) resolve(f chaosplan.Fault, avoid int32) int32 {
+	var id int32
+	switch f.Target {
+	case chaosplan.Controller:
+		id, _ = controllerID(d.conn)
+	case chaosplan.Leader:
+		if s, err := readState(d.conn, d.topic, 0); err == nil {
+			id = s.Leader
+		}
+	case chaosplan.AnyBroker:
+		id = f.Broker
+	}
+	if id < 1 || id > int32(len(d.nc.Brokers)) {
+		id = f.Broker
+	}
+	if id < 1 {
+		id = 1
+	}
+	for id == avoid {
+		id = id%int32(len(d.nc.Brokers)) + 1
+	}
+	return id
+}
+
+// inject starts fault f (on a broker other than avoid) and returns how to
+// heal it.
+func (d *chaosDriver) inject(f chaosplan.Fault, avoid int32) injected {
+	t := d.t
+	t.Helper()
+	in := injected{fault: f, start: time.Now()}
+	if f.Target == chaosplan.ZooKeeper {
+		switch f.Kind {
+		case chaosplan.ZKPause:
+			if err := d.nc.ZK.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatalf("fault %v: %v", f, err)
+			}
+			in.heal = func() {
+				if err := d.nc.ZK.Signal(syscall.SIGCONT); err != nil {
+					t.Fatalf("heal %v: %v", f, err)
+				}
+			}
+		case chaosplan.ZKRestart:
+			if err := d.nc.ZK.Signal(syscall.SIGKILL); err != nil {
+				t.Fatalf("fault %v: %v", f, err)
+			}
+			in.heal = func() { d.nc.ZK.Start(t) }
+		}
+		t.Logf("chaos: %s: %s", in.start.Format("15:04:05.000"), f)
+		d.record(in)
+		return in
+	}
+	id := d.resolve(f, avoid)
+	in.broker = id
+	b := d.nc.Broker(id)
+	node := harness.NetNode(id)
+	others := func() []harness.NetNode {
+		var out []harness.NetNode
+		for _, o := range d.nc.Brokers {
+			if o.ID != id {
+				out = append(out, harness.NetNode(o.ID))
+			}
+		}
+		return out
+	}
+	healAll := func(fs ...*harness.NetFault) func() {
+		return func() {
+			for _, nf := range fs {
+				nf.Heal()
+			}
+		}
+	}
+	switch f.Kind {
+	case chaosplan.KillRestart:
+		b.Kill()
+		in.heal = func() { d.restart(id) }
+	case chaosplan.TermRestart:
+		if err := b.Term(); err != nil {
+			t.Logf("chaos: SIGTERM of broker %d: %v", id, err)
+		}
+		in.heal = func() { d.restart(id) }
+	case chaosplan.PauseResume:
+		if err := b.Pause(); err != nil {
+			t.Fatalf("fault %v: %v", f, err)
+		}
+		in.heal = func() {
+			if err := b.Resume(); err != nil {
+				t.Fatalf("heal %v: %v", f, err)
+			}
+		}
+	case chaosplan.NetIsolate:
+		in.heal = healAll(d.nc.Isolate(node))
+	case chaosplan.NetCutZK:
+		in.heal = healAll(d.nc.Cut(node, harness.NodeZK))
+	case chaosplan.NetCutClient:
+		in.heal = healAll(d.nc.Cut(harness.NodeClient, node))
+	case chaosplan.NetCutPeers:
+		var fs []*harness.NetFault
+		for _, o := range others() {
+			fs = append(fs, d.nc.Cut(node, o))
+		}
+		in.heal = healAll(fs...)
+	case chaosplan.NetLossy:
+		var fs []*harness.NetFault
+		for _, o := range others() {
+			fs = append(fs, d.nc.Loss(node, o, 0.2))
+		}
+		in.heal = healAll(fs...)
+	default:
+		t.Fatalf("fault kind %q unknown to the driver", f.Kind)
+	}
+	t.Logf("chaos: %s: %s on broker %d", in.start.Format("15:04:05.000"), f, id)
+	d.record(in)
+	return in
+}
+
+func (d *chaosDriver) record(in injected) {
+	d.mu.Lock()
+	d.log = append(d.log, in)
+	d.mu.Unlock()
+}
+
+// heal ends a fault and notes when.
+func (d *chaosDriver) heal(in injected) {
+	d.t.Helper()
+	in.heal()
+	now := time.Now()
+	d.mu.Lock()
+	for i := range d.log {
+		if d.log[i].fault.Index == in.fault.Index {
+			d.log[i].end = now
+		}
+	}
+	d.mu.Unlock()
+	d.t.Logf("chaos: %s: healed #%d", now.Format("15:04:05.000"), in.fault.Index)
+}
+
+// restart starts a broker the schedule stopped; a broker that exited on
+// its own meanwhile (it should not) fails the run.
+func (d *chaosDriver) restart(id int32) {
+	d.t.Helper()
+	b := d.nc.Broker(id)
+	if b.Running() {
+		d.t.Fatalf("broker %d still running when its restart was due", id)
+	}
+	d.nc.Restart(d.t, b)
+}
+
+// waitRegistered waits (bounded) until every broker is running and
+// registered again, so that the next fault starts from a whole cluster.
+func (d *chaosDriver) waitRegistered() {
+	d.t.Helper()
+	waitUntil(d.t, 60*time.Second, "every broker running and registered", func() error {
+		for _, b := range d.nc.Brokers {
+			if !b.Running() {
+				d.t.Fatalf("broker %d is not running", b.ID)
+			}
+			ok, _, err := d.conn.Exists(fmt.Sprintf("/brokers/ids/%d", b.ID))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("/brokers/ids/%d absent", b.ID)
+			}
+		}
+		return nil
+	})
+}
+
+// faultSpan is a time during which some brokers were faulty (all of them
+// for a ZooKeeper fault).
+type faultSpan struct {
+	from, to time.Time
+	brokers  []int32
+}
+
+func (d *chaosDriver) spans() []faultSpan {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []faultSpan
+	for _, in := range d.log {
+		s := faultSpan{from: in.start, to: in.end}
+		if in.broker == 0 {
+			for _, b := range d.nc.Brokers {
+				s.brokers = append(s.brokers, b.ID)
+			}
+		} else {
+			s.brokers = []int32{in.broker}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// availability is the share of (partition, second) windows between begin
+// and end without an acknowledgement, overall and over the seconds when at
+// most one broker was faulty; also the number of those windows.
+func availability(p *chaosProducer, spans []faultSpan, begin, end time.Time, partitions int32) (refused, refusedSingle float64, windows, single int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var refusedN, refusedSingleN int
+	for sec := begin.Unix() + 1; sec < end.Unix(); sec++ {
+		faulty := map[int32]bool{}
+		from, to := time.Unix(sec, 0), time.Unix(sec+1, 0)
+		for _, s := range spans {
+			if s.from.Before(to) && (s.to.IsZero() || s.to.After(from)) {
+				for _, b := range s.brokers {
+					faulty[b] = true
+				}
+			}
+		}
+		for part := range partitions {
+			windows++
+			ok := p.ackedSeconds[part][sec]
+			if !ok {
+				refusedN++
+			}
+			if len(faulty) <= 1 {
+				single++
+				if !ok {
+					refusedSingleN++
+				}
+			}
+		}
+	}
+	if windows > 0 {
+		refused = float64(refusedN) / float64(windows)
+	}
+	if single > 0 {
+		refusedSingle = float64(refusedSingleN) / float64(single)
+	}
+	return refused, refusedSingle, windows, single
+}
+
+// chaosGroup consumes the topic in a consumer group, committing after
+// processing, while a monitor reads the group's committed offsets every
+// second and notes any that moved back.
+type chaosGroup struct {
+	cancel    context.CancelFunc
+	done      sync.WaitGroup
+	mu        sync.Mutex
+	movedBack []string
+	consumed  int
+}
+
+func startChaosGroup(t *testing.T, seeds []string, topic string) *chaosGroup {
+	t.Helper()
+	const group = "chaos-group"
+	g := &chaosGroup{}
+	ctx, cancel := context.WithCancel(context.Background())
+	g.cancel = cancel
+	cl := newClient(t, seeds, kgo.ConsumeTopics(topic), kgo.ConsumerGroup(group),
+		kgo.DisableAutoCommit(), kgo.FetchMaxWait(500*time.Millisecond))
+	admin := kadm.NewClient(newClient(t, seeds))
+	g.done.Add(2)
+	go func() {
+		defer g.done.Done()
+		for ctx.Err() == nil {
+			fs := cl.PollFetches(ctx)
+			n := 0
+			fs.EachRecord(func(*kgo.Record) { n++ })
+			g.mu.Lock()
+			g.consumed += n
+			g.mu.Unlock()
+			cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+			_ = cl.CommitUncommittedOffsets(cctx)
+			ccancel()
+		}
+	}()
+	go func() {
+		defer g.done.Done()
+		seen := map[int32]int64{}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			fctx, fcancel := context.WithTimeout(ctx, 5*time.Second)
+			offsets, err := admin.FetchOffsets(fctx, group)
+			fcancel()
+			if err != nil {
+				continue
+			}
+			offsets.Each(func(o kadm.OffsetResponse) {
+				if o.Err != nil || o.Topic != topic {
+					return
+				}
+				if prev, ok := seen[o.Partition]; ok && o.At < prev {
+					g.mu.Lock()
+					g.movedBack = append(g.movedBack, fmt.Sprintf("partition %d: %d after %d", o.Partition, o.At, prev))
+					g.mu.Unlock()
+				}
+				seen[o.Partition] = max(seen[o.Partition], o.At)
+			})
+		}
+	}()
+	return g
+}
+
+func (g *chaosGroup) stop(t *testing.T) {
+	t.Helper()
+	g.cancel()
+	done := make(chan struct{})
+	go func() { g.done.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("chaos consumer group did not stop")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t.Logf("chaos group: %d records consumed and committed; %d committed offsets moved back", g.consumed, len(g.movedBack))
+}
+
+// chaosReport is the markdown report of a run.
+func chaosReport(seed uint64, plan []chaosplan.Fault, log []injected, summary string, windows int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Chaos run, seed %d\n\n", seed)
+	fmt.Fprintf(&b, "`make chaos SEED=%d FAULTS=%d` replays this schedule.\n\n", seed, len(plan))
+	fmt.Fprintf(&b, "```\n%s\n```\n\n", summary)
+	fmt.Fprintf(&b, "%d (partition, second) windows measured.\n\n", windows)
+	b.WriteString("| # | fault | target | broker | start | held |\n|---|---|---|---|---|---|\n")
+	for _, in := range log {
+		target := "ZooKeeper"
+		if in.broker != 0 {
+			target = strconv.Itoa(int(in.broker))
+		}
+		held := "-"
+		if !in.end.IsZero() {
+			held = in.end.Sub(in.start).Round(100 * time.Millisecond).String()
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", in.fault.Index, in.fault.Kind, in.fault.Target, target,
+			in.start.UTC().Format("15:04:05.000"), held)
+	}
+	return b.String()
+}
