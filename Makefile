@@ -52,7 +52,7 @@ compat-cluster: deps build
 # printed), then the checks and a one-line summary. The same SEED replays
 # the same schedule; REPORT=path writes a markdown report. compat-cluster
 # (make test) runs it with its default of 20 faults.
-SEED    ?=
+SEED    ?= $(shell date +%s)
 FAULTS  ?= 20
 REPORT  ?=
 .PHONY: chaos
