@@ -62,7 +62,7 @@ func (s *LeaderState) MaybeShrinkIsr(now time.Time) *IsrChange {
 			continue
 		}
 		f, ok := s.followers[id]
-		if !ok || !f.isCaughtUp(s.logEndOffset, now, s.cfg.ReplicaLagTimeMax) {
+		if !ok || !f.isCaughtUp(s.logEndOffset, now, s.cfg.ReplicaLagTimeMax) || s.silent(f, now) {
 			out = append(out, id)
 		}
 	}
@@ -71,6 +71,21 @@ func (s *LeaderState) MaybeShrinkIsr(now time.Time) *IsrChange {
 	}
 	newIsr := slices.DeleteFunc(slices.Clone(s.isr), func(id int32) bool { return slices.Contains(out, id) })
 	return s.propose(IsrShrink, newIsr, out)
+}
+
+// silent: the follower is behind and has sent no fetch for
+// FollowerSilenceMax. A live follower fetches continuously (a fetch parked
+// at the leader waits at most replica.fetch.wait.max.ms), so one that has
+// gone quiet is dead, paused or cut off, and every acks=all write waits
+// for it until it leaves the ISR: by Kafka's rule alone that is
+// replica.lag.time.max.ms after it was last caught up (30 s by default).
+// Its last fetch, or its last catch-up if later (set for every ISR member
+// when this broker became leader), is when it was last heard from.
+func (s *LeaderState) silent(f *FollowerProgress, now time.Time) bool {
+	if s.cfg.FollowerSilenceMax <= 0 || f.LogEndOffset >= s.logEndOffset {
+		return false
+	}
+	return now.Sub(later(f.LastFetchTime, f.LastCaughtUpTime)) > s.cfg.FollowerSilenceMax
 }
 
 // MaybeExpandIsr is Partition.maybeExpandIsr, run after each follower fetch:

@@ -81,8 +81,11 @@ func (s *LeaderState) MaybeIncrementHighWatermark(now time.Time) bool {
 		if f.LogEndOffset >= candidate {
 			continue
 		}
+		// A silent follower (isr.go) holds nothing back: it left the ISR
+		// for its silence, and waiting for it here would stall acks=all
+		// writes just the same until the lag time ran out.
 		waitFor := slices.Contains(maximal, id) ||
-			(f.isCaughtUp(s.logEndOffset, now, s.cfg.ReplicaLagTimeMax) && s.isIsrEligible(id))
+			(f.isCaughtUp(s.logEndOffset, now, s.cfg.ReplicaLagTimeMax) && !s.silent(f, now) && s.isIsrEligible(id))
 		if waitFor {
 			candidate = f.LogEndOffset
 		}

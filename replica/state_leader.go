@@ -30,6 +30,11 @@ type LeaderConfig struct {
 	// MinInsyncReplicas is the topic's min.insync.replicas (or the broker
 	// default).
 	MinInsyncReplicas int
+	// FollowerSilenceMax, when positive, also takes out of the ISR a
+	// follower that is behind and has not fetched for this long, however
+	// recently it was caught up (isr.go, MaybeShrinkIsr). Zero: only
+	// ReplicaLagTimeMax applies, as in Kafka.
+	FollowerSilenceMax time.Duration
 }
 
 // LeaderAndIsr is the part of a LeaderAndIsr partition state (or of the

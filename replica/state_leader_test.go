@@ -341,3 +341,38 @@ func TestFetchFromUnrecognizedFollower(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNotLeader", err)
 	}
 }
+
+// A follower that is behind and silent for FollowerSilenceMax leaves the
+// ISR long before the lag time; one that is silent but has everything, or
+// behind but fetching, stays.
+func TestSilentFollowerLeavesIsr(t *testing.T) {
+	const silence = 2 * time.Second
+	s := NewLeaderState(1, LeaderConfig{ReplicaLagTimeMax: lag, MinInsyncReplicas: 2, FollowerSilenceMax: silence}, 0, 10)
+	s.BecomeLeader(LeaderAndIsr{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 5, Isr: []int32{1, 2, 3}, PartitionEpoch: 7, Replicas: []int32{1, 2, 3}}, 10, ms(0))
+	fetch(t, s, 2, 10, 100)
+	fetch(t, s, 3, 10, 100)
+	// Nothing new: both silent, neither behind.
+	if c := s.MaybeShrinkIsr(ms(5000)); c != nil {
+		t.Fatalf("shrink of caught-up silent followers: %+v", c)
+	}
+	appendTo(t, s, 20, 5000)
+	// 2 keeps fetching (behind, but talking); 3 has been silent since 100.
+	fetch(t, s, 2, 15, 5100)
+	c := s.MaybeShrinkIsr(ms(5200))
+	if c == nil || !slices.Equal(c.Changed, []int32{3}) {
+		t.Fatalf("shrink = %+v, want 3 out", c)
+	}
+	// Out of the ISR, the silent follower no longer holds the HW back,
+	// although by the lag time alone it would still count as caught up.
+	if applied, _ := s.CompleteIsrChange(*c, 8, ms(5300)); !applied || s.HighWatermark() != 15 {
+		t.Fatalf("after the shrink: applied %v, HW %d, want 15", applied, s.HighWatermark())
+	}
+	// Without the bound, only the lag time counts.
+	k := newLeader(t, 2, 10)
+	fetch(t, k, 3, 10, 100)
+	appendTo(t, k, 20, 5000)
+	fetch(t, k, 2, 15, 5100)
+	if c := k.MaybeShrinkIsr(ms(5200)); c != nil {
+		t.Fatalf("shrink without FollowerSilenceMax: %+v", c)
+	}
+}

@@ -260,7 +260,7 @@ func (b *Broker) Run(stop context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		b.replicas.RunIsrExpiration(ctx, b.cfg.ReplicaLagTimeMax/2)
+		b.replicas.RunIsrExpiration(ctx, b.isrCheckInterval())
 	}()
 	if b.store != nil {
 		// The controller is this broker: clients are served once it has

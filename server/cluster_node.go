@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -150,12 +151,13 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 		}
 	}
 	opts := replica.Options{
-		LocalID:           b.cfg.BrokerID,
-		ReplicaLagTimeMax: b.cfg.ReplicaLagTimeMax,
-		MinInsyncReplicas: minIsr,
-		Now:               b.now,
-		IsrChanged:        b.metrics.isrChanged,
-		Delayed:           b.delayedOperations(),
+		LocalID:            b.cfg.BrokerID,
+		ReplicaLagTimeMax:  b.cfg.ReplicaLagTimeMax,
+		FollowerSilenceMax: b.followerSilenceMax(),
+		MinInsyncReplicas:  minIsr,
+		Now:                b.now,
+		IsrChanged:         b.metrics.isrChanged,
+		Delayed:            b.delayedOperations(),
 
 		VerifyTransactions: b.cfg.TransactionPartitionVerificationEnable,
 	}
@@ -168,3 +170,20 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 func (c nodeControl) WriteLogDirEvent() error { return c.n.WriteLogDirEvent() }
 
 func (c nodeControl) CloseSession() { c.n.CloseSession() }
+
+// followerSilenceMax is how long a follower that is behind may go without
+// fetching before it leaves the ISR (replica/isr.go, silent): four fetch
+// waits (replica.fetch.wait.max.ms), at least 2 s, at most
+// replica.lag.time.max.ms. Kafka has no such bound: a dead or paused
+// follower stalls every acks=all write until replica.lag.time.max.ms
+// (30 s by default) has passed since it was last caught up.
+func (b *Broker) followerSilenceMax() time.Duration {
+	return min(b.cfg.ReplicaLagTimeMax, max(2*time.Second, 4*b.cfg.ReplicaFetchWaitMax))
+}
+
+// isrCheckInterval is how often leaders check their ISR: Kafka's
+// replica.lag.time.max.ms / 2, or more often, so that a silent follower
+// leaves the ISR soon after followerSilenceMax.
+func (b *Broker) isrCheckInterval() time.Duration {
+	return min(b.cfg.ReplicaLagTimeMax/2, b.followerSilenceMax()/4)
+}
