@@ -65,8 +65,15 @@ classpath() {
 	echo "$cp"
 }
 
+# running PID: the process exists and is not a zombie. A server killed
+# with SIGKILL is an orphan (the script setsid'd it and exited), and where
+# nothing reaps orphans it stays a zombie, which kill -0 still finds.
+running() {
+	kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
 alive() {
-	[ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+	[ -f "$pidfile" ] && running "$(cat "$pidfile")"
 }
 
 stop() {
@@ -75,13 +82,13 @@ stop() {
 	fi
 	local pid
 	pid=$(cat "$pidfile")
-	if kill -0 "$pid" 2>/dev/null; then
+	if running "$pid"; then
 		kill -TERM "$pid" 2>/dev/null || true
 		for _ in $(seq 1 100); do
-			kill -0 "$pid" 2>/dev/null || break
+			running "$pid" || break
 			sleep 0.1
 		done
-		if kill -0 "$pid" 2>/dev/null; then
+		if running "$pid"; then
 			kill -KILL "$pid" 2>/dev/null || true
 		fi
 	fi

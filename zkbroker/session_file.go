@@ -121,3 +121,10 @@ func closePreviousSession(ctx context.Context, f sessionFile, connect string, ti
 func sessionFileIn(logDir string) sessionFile {
 	return sessionFile{path: filepath.Join(logDir, SessionFileName)}
 }
+
+// LoadSessionFile reads the credentials of the session a broker with this
+// first log dir holds (or last held); ok=false when there is no file. Tests
+// use it to end one broker's session from outside, as an expiry would.
+func LoadSessionFile(logDir string) (cred zkstore.SessionCredentials, ok bool, err error) {
+	return sessionFileIn(logDir).load()
+}
