@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"syscall"
 	"testing"
@@ -34,6 +35,17 @@ func zkFaultCluster(t *testing.T) (*harness.Cluster, *zk.Conn, *chaosProducer) {
 	p := startChaosProducer(t, c.Addrs(), "zf", zkFaultPartitions, chaosAcksAllOpts(zkFaultTopic)...)
 	time.Sleep(2 * time.Second)
 	return c, conn, p
+}
+
+// zkBaseline is what a fault is judged against: the controller epoch,
+// the brokers' registrations and the partitions' states.
+func zkBaseline(t *testing.T, c *harness.Cluster, conn *zk.Conn) (int32, map[int32]int64, map[int32]partitionState) {
+	t.Helper()
+	epoch, err := controllerEpoch(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return epoch, registrations(t, conn, c), mustStates(t, conn, zkFaultTopic, zkFaultPartitions)
 }
 
 // registrations returns each broker's registration czxid (its broker
@@ -116,12 +128,7 @@ func (p *chaosProducer) ackedDuring(from, to time.Time) int {
 // new broker epochs, and exactly one new controller is elected.
 func TestZooKeeperPausedPastSessionTimeout(t *testing.T) {
 	c, conn, p := zkFaultCluster(t)
-	epoch, err := controllerEpoch(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	regs := registrations(t, conn, c)
-	before := mustStates(t, conn, zkFaultTopic, zkFaultPartitions)
+	epoch, regs, before := zkBaseline(t, c, conn)
 
 	paused := time.Now()
 	if err := c.ZK.Signal(syscall.SIGSTOP); err != nil {
@@ -162,12 +169,7 @@ func TestZooKeeperPausedPastSessionTimeout(t *testing.T) {
 // on throughout.
 func TestZooKeeperRestarted(t *testing.T) {
 	c, conn, p := zkFaultCluster(t)
-	epoch, err := controllerEpoch(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	regs := registrations(t, conn, c)
-	before := mustStates(t, conn, zkFaultTopic, zkFaultPartitions)
+	epoch, regs, before := zkBaseline(t, c, conn)
 
 	killed := time.Now()
 	if err := c.ZK.Signal(syscall.SIGKILL); err != nil {
@@ -183,7 +185,7 @@ func TestZooKeeperRestarted(t *testing.T) {
 		return err
 	})
 	time.Sleep(sessionTimeout)
-	if got := registrations(t, conn, c); !mapsEqual(got, regs) {
+	if got := registrations(t, conn, c); !maps.Equal(got, regs) {
 		t.Errorf("registrations after the restart %v, before %v: a session did not survive", got, regs)
 	}
 	if e, err := controllerEpoch(conn); err != nil || e != epoch {
@@ -198,18 +200,6 @@ func TestZooKeeperRestarted(t *testing.T) {
 	finishChaos(t, c, conn, zkFaultTopic, zkFaultPartitions, acked)
 }
 
-func mapsEqual(a, b map[int32]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 // One broker's session ends alone (closed from outside with the
 // credentials the broker keeps in its log dir, which the broker sees as an
 // expiry): the broker registers again with a new epoch, the controller
@@ -219,20 +209,15 @@ func TestOneBrokerSessionExpired(t *testing.T) {
 	for _, role := range []string{"controller", "leader"} {
 		t.Run(role, func(t *testing.T) {
 			c, conn, p := zkFaultCluster(t)
-			epoch, err := controllerEpoch(conn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			epoch, regs, before := zkBaseline(t, c, conn)
 			ctrl, err := controllerID(conn)
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := mustStates(t, conn, zkFaultTopic, zkFaultPartitions)
 			victim := ctrl
 			if role == "leader" {
 				victim = leaderNotController(t, c, before, ctrl)
 			}
-			regs := registrations(t, conn, c)
 			cred, ok, err := zkbroker.LoadSessionFile(c.Broker(victim).LogDir)
 			if err != nil || !ok {
 				t.Fatalf("broker %d's session file: ok %v, %v", victim, ok, err)
