@@ -2,12 +2,15 @@ package harness
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -140,4 +143,89 @@ func (z *ZooKeeper) Start(t testing.TB) {
 	if out, err := z.run("start"); err != nil {
 		t.Fatalf("zk.sh start: %v\n%s", err, out)
 	}
+}
+
+// observerIP is the source address of the harness's own look at the
+// server (FourLetterWord): inside 127.0.0.0/8, so it reaches the server on
+// loopback, but not 127.0.0.1, so BlockClients does not cut it off.
+var observerIP = net.IPv4(127, 0, 0, 2)
+
+// FourLetterWord sends one of the whitelisted four-letter commands
+// (ruok, srvr, stat, mntr, cons) from observerIP and returns the server's
+// answer.
+func (z *ZooKeeper) FourLetterWord(word string) (string, error) {
+	if z.netns != "" {
+		return "", fmt.Errorf("FourLetterWord: ZooKeeper runs in network namespace %s, out of the observer address's reach", z.netns)
+	}
+	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: observerIP}}
+	conn, err := d.Dial("tcp", z.Addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		return "", err
+	}
+	if _, err := conn.Write([]byte(word)); err != nil {
+		return "", err
+	}
+	// The server closes the connection after its answer.
+	out, err := io.ReadAll(conn)
+	return string(out), err
+}
+
+// BlockClients drops every packet from 127.0.0.1 — the brokers and the
+// test's own sessions — to the server's port, with an iptables rule in
+// the INPUT chain (root only), until the returned function or the test's
+// cleanup removes it. FourLetterWord still gets through.
+//
+// Pause alone does not make the server's host look frozen: the kernel
+// still accepts connections and buffers the clients' pings, and a resumed
+// server that reads them before its session expirer runs keeps those
+// sessions alive. Blocking the clients as well leaves the server nothing
+// from them until the test lifts the block.
+func (z *ZooKeeper) BlockClients(t testing.TB) (unblock func()) {
+	t.Helper()
+	if z.netns != "" {
+		t.Fatalf("BlockClients is for a ZooKeeper on loopback; this one runs in network namespace %s", z.netns)
+	}
+	rule := []string{"INPUT", "-i", "lo", "-p", "tcp", "-s", "127.0.0.1", "-d", "127.0.0.1",
+		"--dport", strconv.Itoa(z.Port), "-j", "DROP"}
+	iptables := func(op string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "iptables", append([]string{"-w", op}, rule...)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("iptables %s %v: %v: %s", op, rule, err, out)
+		}
+		return nil
+	}
+	if err := iptables("-I"); err != nil {
+		t.Fatalf("block ZooKeeper's clients (needs root and iptables): %v", err)
+	}
+	var once sync.Once
+	unblock = func() {
+		once.Do(func() {
+			if err := iptables("-D"); err != nil {
+				t.Errorf("unblock ZooKeeper's clients: %v", err)
+			}
+		})
+	}
+	t.Cleanup(unblock)
+	return unblock
+}
+
+// Ephemerals is the server's count of ephemeral znodes (mntr's
+// zk_ephemerals_count): 0 once every session that held one has ended.
+func (z *ZooKeeper) Ephemerals() (int, error) {
+	out, err := z.FourLetterWord("mntr")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "zk_ephemerals_count"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, fmt.Errorf("no zk_ephemerals_count in mntr: %q", out)
 }
