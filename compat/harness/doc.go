@@ -13,7 +13,10 @@
 //     whose tail is printed when the test fails.
 //   - StartZooKeeper(t) runs a private ZooKeeper (scripts/zk.sh) on a free
 //     port, stopped through its pid file at cleanup; ZooKeeper.Connect opens
-//     a go-zookeeper session for reading znodes.
+//     a go-zookeeper session for reading znodes. ZooKeeper.Signal pauses,
+//     resumes or kills it, Start starts it again; BlockClients drops the
+//     loopback clients' packets to it (a frozen host, with Signal(SIGSTOP));
+//     FourLetterWord and Ephemerals look at it from 127.0.0.2 meanwhile.
 //   - StartCluster(t, n, overrides...) starts ZooKeeper and n cluster-mode
 //     brokers (broker.id 1..n, short session and lag timeouts) and waits
 //     until each lists all n in Metadata. Cluster.Restart, Cluster.WaitReady,
