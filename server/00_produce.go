@@ -126,13 +126,12 @@ func handleProduce(b *Broker, ctx context.Context, req *protocol.Request) protoc
 		}
 		return protocol.Response{None: true}
 	}
-	hints := func(resp *kmsg.ProduceResponse) {
-		if req.Conn != nil {
-			b.addProduceLeaderHints(resp, req.Conn.Listener)
-		}
+	var hints produceHints
+	if req.Conn != nil {
+		hints = produceHints{b, req.Conn.Listener}
 	}
 	if failed && len(pending) == 0 {
-		hints(resp)
+		hints.add(resp)
 	}
 	return produceWait(b.delayed, resp, pending, time.Duration(r.TimeoutMillis)*time.Millisecond, hints)
 }
@@ -173,7 +172,7 @@ func (d *dataPath) produceToPartition(p *replica.Partition, records []byte, vers
 // hints adds KIP-951 leader hints to the final answer; a partition whose
 // wait ended with NOT_LEADER_OR_FOLLOWER gets one too, as in Kafka, where
 // the hints are added by the response callback whatever completed it.
-func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []producePending, timeout time.Duration, hints func(*kmsg.ProduceResponse)) protocol.Response {
+func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []producePending, timeout time.Duration, hints produceHints) protocol.Response {
 	if len(pending) == 0 {
 		return protocol.Response{Msg: resp}
 	}
@@ -202,14 +201,28 @@ func produceWait(delayed *delayedOps, resp *kmsg.ProduceResponse, pending []prod
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
 // min.insync.replicas, NOT_LEADER when leadership moved away meanwhile,
 // REQUEST_TIMED_OUT for what the timeout found pending.
-func produceAnswer(resp *kmsg.ProduceResponse, pending []producePending, op *delayedProduce, hints func(*kmsg.ProduceResponse)) protocol.Response {
+func produceAnswer(resp *kmsg.ProduceResponse, pending []producePending, op *delayedProduce, hints produceHints) protocol.Response {
 	for i, pp := range pending {
 		resp.Topics[pp.topic].Partitions[pp.partition].ErrorCode = errCode(op.err(i))
 	}
-	if hints != nil && anyPartitionFailed(resp) {
-		hints(resp)
+	if anyPartitionFailed(resp) {
+		hints.add(resp)
 	}
 	return protocol.Response{Msg: resp}
+}
+
+// produceHints adds KIP-951 leader hints for the connection's listener; the
+// zero value (no broker: tests, or no connection) adds nothing. A value, not
+// a closure, so the produce path allocates nothing for it.
+type produceHints struct {
+	b        *Broker
+	listener string
+}
+
+func (h produceHints) add(resp *kmsg.ProduceResponse) {
+	if h.b != nil {
+		h.b.addProduceLeaderHints(resp, h.listener)
+	}
 }
 
 func anyPartitionFailed(resp *kmsg.ProduceResponse) bool {

@@ -261,7 +261,7 @@ func TestProduceWaitForHighWatermark(t *testing.T) {
 		return resp
 	}
 
-	r := produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, 5*time.Second, nil)
+	r := produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, 5*time.Second, produceHints{})
 	if r.Wait == nil {
 		t.Fatal("an uncommitted append must wait")
 	}
@@ -280,7 +280,7 @@ func TestProduceWaitForHighWatermark(t *testing.T) {
 	}
 
 	start := time.Now()
-	r = produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 10}}, 100*time.Millisecond, nil)
+	r = produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 10}}, 100*time.Millisecond, produceHints{})
 	got := r.Wait(context.Background())
 	if code := got.Msg.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.RequestTimedOut.Code {
 		t.Fatalf("never committed: %s", errName(code))
@@ -288,7 +288,7 @@ func TestProduceWaitForHighWatermark(t *testing.T) {
 	if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
 		t.Fatalf("timed out after %v, want the request's 100ms", d)
 	}
-	if r := produceWait(delayed, newResp(), nil, time.Second, nil); r.Msg == nil {
+	if r := produceWait(delayed, newResp(), nil, time.Second, produceHints{}); r.Msg == nil {
 		t.Fatal("nothing pending must answer at once")
 	}
 }

@@ -237,7 +237,7 @@ func TestDelayedProduceOutcomes(t *testing.T) {
 		delayed := newDelayedOps(clock)
 		p := replicatedLeader(t, clock, delayed, 2)
 		appendBatch(t, p, 2)
-		out := wait(t, produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, time.Second, nil))
+		out := wait(t, produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, time.Second, produceHints{}))
 		if _, _, _, err := p.ReadForFollower(1, 2, 0, -1, 1<<20, true, true); err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +270,7 @@ func TestDelayedProduceOutcomes(t *testing.T) {
 		if len(p.Isr()) != 2 || p.HighWatermark() != 2 {
 			t.Fatalf("ISR %v, HW %d", p.Isr(), p.HighWatermark())
 		}
-		r := produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, time.Minute, nil)
+		r := produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, time.Minute, produceHints{})
 		if r.Msg == nil {
 			t.Fatal("a produce whose HW already passed must be answered at once")
 		}
@@ -283,7 +283,7 @@ func TestDelayedProduceOutcomes(t *testing.T) {
 		delayed := newDelayedOps(clock)
 		p := replicatedLeader(t, clock, delayed, 2)
 		appendBatch(t, p, 2)
-		out := wait(t, produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, time.Minute, nil))
+		out := wait(t, produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, time.Minute, produceHints{}))
 		p.BecomeFollower(1, 2)
 		if c := code(t, out); c != kerr.NotLeaderForPartition.Code {
 			t.Fatalf("got %s", errName(c))
@@ -294,7 +294,7 @@ func TestDelayedProduceOutcomes(t *testing.T) {
 		delayed := newDelayedOps(clock)
 		p := replicatedLeader(t, clock, delayed, 2)
 		appendBatch(t, p, 2)
-		out := wait(t, produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, 1500*time.Millisecond, nil))
+		out := wait(t, produceWait(delayed, newResp(), []producePending{{p: p, requiredOffset: 2}}, 1500*time.Millisecond, produceHints{}))
 		clock.Advance(1499 * time.Millisecond)
 		select {
 		case <-out:

@@ -38,7 +38,7 @@ func BenchmarkProduceWaitCommit(b *testing.B) {
 		}
 		resp := kmsg.NewPtrProduceResponse()
 		resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "bench", Partitions: []kmsg.ProduceResponseTopicPartition{{}}}}
-		r := produceWait(delayed, resp, []producePending{{p: p, requiredOffset: info.LastOffset + 1}}, 10*time.Second, nil)
+		r := produceWait(delayed, resp, []producePending{{p: p, requiredOffset: info.LastOffset + 1}}, 10*time.Second, produceHints{})
 		done := make(chan int16, 1)
 		go func() { done <- r.Wait(ctx).Msg.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode }()
 		if _, _, _, err := p.ReadForFollower(1, info.LastOffset+1, 0, -1, 1<<20, true, true); err != nil {

@@ -25,10 +25,8 @@ import (
 func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval time.Duration) {
 	tracker := brokerprobe.NewTracker(brokerprobe.DefaultPolicy)
 	type incarnation struct {
-		id      int32
-		epoch   int64
-		session int64
-		addr    string
+		id int32
+		controllerRegistration
 	}
 	var known incarnation
 	t := time.NewTicker(interval)
@@ -53,7 +51,7 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 				known = incarnation{}
 				continue
 			}
-			known = incarnation{st.ControllerID, inc.epoch, inc.session, inc.addr}
+			known = incarnation{st.ControllerID, inc}
 		}
 		o := brokerprobe.Probe(ctx, known.addr, brokerprobe.DefaultTimeout)
 		if !tracker.Observe(brokerprobe.Target{ID: known.id, Epoch: known.epoch}, o, time.Now()) {

@@ -409,3 +409,21 @@ func waitFullISR(t *testing.T, conn *zk.Conn, topic string, partitions int32, rf
 	t.Helper()
 	waitISRSize(t, conn, topic, partitions, rf, 30*time.Second)
 }
+
+// waitInEveryISR waits until broker id is in the ISR of every partition of
+// topic.
+func waitInEveryISR(t *testing.T, conn *zk.Conn, topic string, partitions int32, id int32, timeout time.Duration) {
+	t.Helper()
+	waitUntil(t, timeout, fmt.Sprintf("broker %d in every ISR of %s", id, topic), func() error {
+		states, err := readStates(conn, topic, partitions)
+		if err != nil {
+			return err
+		}
+		for part, s := range states {
+			if !slices.Contains(s.ISR, id) {
+				return fmt.Errorf("partition %d: %+v", part, s)
+			}
+		}
+		return nil
+	})
+}

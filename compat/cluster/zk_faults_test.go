@@ -336,6 +336,21 @@ type registration struct {
 	Session int64
 }
 
+// zkBaseline is what a fault is judged against: the brokers'
+// registrations, the controller epoch and the controller.
+func zkBaseline(t *testing.T, conn *zk.Conn, c *harness.Cluster) (map[int32]registration, int32, int32) {
+	t.Helper()
+	regs, err := readRegistrations(conn, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch, err := controllerEpoch(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return regs, epoch, waitController(t, conn, 10*time.Second, anyBroker)
+}
+
 func readRegistrations(conn *zk.Conn, c *harness.Cluster) (map[int32]registration, error) {
 	out := map[int32]registration{}
 	for _, b := range c.Brokers {
@@ -443,15 +458,7 @@ func TestZooKeeperPausedPastSessionTimeout(t *testing.T) {
 	const topic = "zk-paused"
 	start := time.Now()
 	c, conn, p, lp, m := zkFaultSetup(t, topic)
-	regs, err := readRegistrations(conn, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	epoch, err := controllerEpoch(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
+	regs, epoch, ctrl := zkBaseline(t, conn, c)
 	t.Logf("before: controller %d epoch %d, registrations %v, states %v", ctrl, epoch, regs, mustStates(t, conn, topic, zkFaultPartitions))
 
 	lp.setPhase("zookeeper paused")
@@ -529,15 +536,7 @@ func TestZooKeeperRestarted(t *testing.T) {
 	const topic = "zk-restarted"
 	start := time.Now()
 	c, conn, p, lp, m := zkFaultSetup(t, topic)
-	regs, err := readRegistrations(conn, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	epoch, err := controllerEpoch(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
+	regs, epoch, ctrl := zkBaseline(t, conn, c)
 	t.Logf("before: controller %d epoch %d, registrations %v", ctrl, epoch, regs)
 
 	lp.setPhase("zookeeper down")
@@ -605,15 +604,7 @@ func TestZooKeeperSessionExpiredAlone(t *testing.T) {
 	c, conn, p, lp, m := zkFaultSetup(t, topic)
 
 	expire := func(t *testing.T, victim int32, wantNewController bool) {
-		regs, err := readRegistrations(conn, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		epoch, err := controllerEpoch(conn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctrl := waitController(t, conn, 10*time.Second, anyBroker)
+		regs, epoch, ctrl := zkBaseline(t, conn, c)
 		before := mustStates(t, conn, topic, zkFaultPartitions)
 		led := partitionsLedBy(before, victim)
 		t.Logf("before: broker %d (broker epoch %d) leads %v; controller %d epoch %d; states %v",
@@ -656,18 +647,7 @@ func TestZooKeeperSessionExpiredAlone(t *testing.T) {
 			}
 			return nil
 		})
-		waitUntil(t, 30*time.Second, fmt.Sprintf("broker %d in every ISR again", victim), func() error {
-			states, err := readStates(conn, topic, zkFaultPartitions)
-			if err != nil {
-				return err
-			}
-			for part, s := range states {
-				if !slices.Contains(s.ISR, victim) {
-					return fmt.Errorf("partition %d: %+v", part, s)
-				}
-			}
-			return nil
-		})
+		waitInEveryISR(t, conn, topic, zkFaultPartitions, victim, 30*time.Second)
 		t.Logf("broker %d registered again (broker epoch %d), back in every ISR %v after its session ended; states %v",
 			victim, now[victim].Epoch, time.Since(expired).Round(time.Millisecond), mustStates(t, conn, topic, zkFaultPartitions))
 		want := epoch
