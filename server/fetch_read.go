@@ -90,6 +90,10 @@ func (f *fetchPlan) read(updateFetchState bool) int {
 			fp.readErr = err
 			continue
 		}
+		if fp.diverging != nil {
+			// No records: the follower truncates first (KIP-320).
+			continue
+		}
 		n := rr.Len()
 		if n > 0 {
 			fp.data = rr
