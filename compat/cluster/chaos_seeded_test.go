@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,7 +121,7 @@ func TestChaosSeeded(t *testing.T) {
 		t.Errorf("committed offset moved back: %s", m)
 	}
 	if path := os.Getenv("CHAOS_REPORT"); path != "" {
-		report := chaosReport(seed, plan, d.log, summary)
+		report := chaosReport(seed, plan, d.log, summary, refusedByKind(p, d.log, end, partitions))
 		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 			t.Errorf("CHAOS_REPORT: %v", err)
 		}
@@ -283,19 +284,24 @@ func (d *chaosDriver) heal(in injected) {
 	d.t.Logf("chaos: %s: healed #%d", now.Format("15:04:05.000"), in.fault.Index)
 }
 
-// restart starts a broker the schedule stopped; a broker that exited on
-// its own meanwhile (it should not) fails the run.
+// restart starts a broker the schedule stopped, and waits until it
+// serves; a broker that exited on its own meanwhile (it should not) fails
+// the run. It does not wait for the cluster to list it: an overlapping
+// fault may still hold another broker away from ZooKeeper, and the heal of
+// that fault comes after this one's (waitRegistered waits for the whole
+// cluster once both are healed).
 func (d *chaosDriver) restart(id int32) {
 	d.t.Helper()
 	b := d.nc.Broker(id)
 	if b.Running() {
 		d.t.Fatalf("broker %d still running when its restart was due", id)
 	}
-	d.nc.Restart(d.t, b)
+	b.Restart(d.t)
 }
 
-// waitRegistered waits (bounded) until every broker is running and
-// registered again, so that the next fault starts from a whole cluster.
+// waitRegistered waits (bounded) until every broker is running, registered
+// again and listed by every other, so that the next fault starts from a
+// whole cluster.
 func (d *chaosDriver) waitRegistered() {
 	d.t.Helper()
 	waitUntil(d.t, 60*time.Second, "every broker running and registered", func() error {
@@ -313,6 +319,7 @@ func (d *chaosDriver) waitRegistered() {
 		}
 		return nil
 	})
+	d.nc.WaitReady(d.t)
 }
 
 // faultSpan is a time during which some brokers were faulty (all of them
@@ -408,6 +415,42 @@ func availability(p *chaosProducer, spans []faultSpan, begin, end time.Time, par
 	return a
 }
 
+// refusedByKind attributes refused partition-seconds to the fault that
+// was the latest to start: each fault owns the seconds from its start to
+// the next fault's start (its hold, its heal, the recovery after it and the
+// quiet gap), so the table shows which kinds of fault cost availability.
+type kindCost struct {
+	faults           int
+	seconds, refused int // partition-seconds
+}
+
+func refusedByKind(p *chaosProducer, log []injected, end time.Time, partitions int32) map[chaosplan.Kind]*kindCost {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[chaosplan.Kind]*kindCost{}
+	for i, in := range log {
+		until := end
+		if i+1 < len(log) {
+			until = log[i+1].start
+		}
+		c := out[in.fault.Kind]
+		if c == nil {
+			c = &kindCost{}
+			out[in.fault.Kind] = c
+		}
+		c.faults++
+		for sec := in.start.Unix() + 1; sec < until.Unix(); sec++ {
+			for part := range partitions {
+				c.seconds++
+				if !p.ackedSeconds[part][sec] {
+					c.refused++
+				}
+			}
+		}
+	}
+	return out
+}
+
 func (a availabilityStats) String() string {
 	return fmt.Sprintf("refused: partition-seconds %.1f%% (%.1f%% with at most one broker faulty), cluster-seconds %.1f%% (%.1f%%) over %d s (%d s with at most one broker faulty)",
 		100*a.partitionRefused, 100*a.partitionRefusedSingle, 100*a.clusterRefused, 100*a.clusterRefusedSingle, a.seconds, a.singleSeconds)
@@ -497,11 +540,27 @@ func (g *chaosGroup) stop(t *testing.T) {
 }
 
 // chaosReport is the markdown report of a run.
-func chaosReport(seed uint64, plan []chaosplan.Fault, log []injected, summary string) string {
+func chaosReport(seed uint64, plan []chaosplan.Fault, log []injected, summary string, costs map[chaosplan.Kind]*kindCost) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Chaos run, seed %d\n\n", seed)
 	fmt.Fprintf(&b, "`make chaos SEED=%d FAULTS=%d` replays this schedule.\n\n", seed, len(plan))
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", summary)
+	b.WriteString("Refused partition-seconds by the kind of the latest fault to start (its hold, heal, recovery and the gap after it):\n\n")
+	b.WriteString("| fault | count | partition-seconds | refused |\n|---|---|---|---|\n")
+	kinds := make([]chaosplan.Kind, 0, len(costs))
+	for k := range costs {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	for _, k := range kinds {
+		c := costs[k]
+		share := 0.0
+		if c.seconds > 0 {
+			share = 100 * float64(c.refused) / float64(c.seconds)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f%% |\n", k, c.faults, c.seconds, share)
+	}
+	b.WriteString("\n")
 	b.WriteString("| # | fault | target | broker | start | held |\n|---|---|---|---|---|---|\n")
 	for _, in := range log {
 		target := "ZooKeeper"
