@@ -11,14 +11,21 @@ import (
 )
 
 // The controller probes every registered broker's inter-broker endpoint
-// and handles a broker that refuses connections as failed, without waiting
-// for its ZooKeeper session to expire (internal/brokerprobe says why that is
-// safe). Such a broker is "fenced": left out of the live brokers while its
+// (internal/brokerprobe says why acting on probes is safe) and handles a
+// broker as failed, without waiting for its ZooKeeper session to expire,
+// when
+//   - its port refuses connections (the process is gone), or
+//   - it has not answered for a couple of seconds (paused, hung, or cut off
+//     from this controller), and more brokers answer this controller than
+//     fail it, counting itself: a controller that is itself cut off sees
+//     every other broker fail, and then judges none.
+//
+// Such a broker is "fenced": left out of the live brokers while its
 // registration, unchanged, still exists. It returns when its registration
-// goes or changes (a restart: the broker-change path), or when it accepts a
-// connection again with the same registration (it was alive after all, say
-// behind a firewall that rejected): then it is started up as a broker that
-// came back, and catches up into the ISRs as any returning follower does.
+// goes or changes (a restart: the broker-change path), or when it answers
+// again with the same registration (it was alive after all): then it is
+// started up as a broker that came back, and catches up into the ISRs as
+// any returning follower does.
 
 // probeState is the controller's side of the probes; only the event loop
 // touches it.
@@ -96,10 +103,11 @@ func (c *Controller) probeBrokers(ctx context.Context) error {
 			continue
 		}
 		addr := net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
+		useTLS := ep.SecurityProtocol == "SSL" || ep.SecurityProtocol == "SASL_SSL"
 		c.probes.inFlight[b.ID] = true
 		target := brokerprobe.Target{ID: b.ID, Epoch: b.Epoch}
 		go func() {
-			o := c.probe(ctx, addr)
+			o := c.probe(ctx, addr, useTLS)
 			at := time.Now()
 			c.enqueue(ctlEvent{"BrokerProbeResult", func() error { return c.handleProbe(target, o, at) }})
 		}()
@@ -107,24 +115,22 @@ func (c *Controller) probeBrokers(ctx context.Context) error {
 	return nil
 }
 
-func (c *Controller) probe(ctx context.Context, addr string) brokerprobe.Outcome {
-	if c.cfg.Probe != nil {
-		return c.cfg.Probe(ctx, addr)
-	}
-	return brokerprobe.Probe(ctx, addr, brokerprobe.DefaultTimeout)
+func (c *Controller) probe(ctx context.Context, addr string, useTLS bool) brokerprobe.Outcome {
+	return brokerprobe.Probe(ctx, addr, useTLS, brokerprobe.DefaultTimeout)
 }
 
 // handleProbe applies one probe's outcome, taken at `at`, to the broker
 // incarnation it was aimed at.
 func (c *Controller) handleProbe(target brokerprobe.Target, o brokerprobe.Outcome, at time.Time) error {
 	delete(c.probes.inFlight, target.ID)
+	verdict := c.probes.tracker.Observe(target, o, at)
 	if fb, ok := c.probes.fenced[target.ID]; ok {
 		if fb.Epoch != target.Epoch || o != brokerprobe.Reachable {
 			return nil
 		}
 		delete(c.probes.fenced, target.ID)
 		c.publishFenced()
-		c.log.Info("fenced broker accepts connections again with the same registration; handling it as started",
+		c.log.Info("fenced broker answers again with the same registration; handling it as started",
 			"broker", target.ID, "brokerEpoch", target.Epoch)
 		c.ctx.brokers[target.ID] = fb
 		c.chans.addBroker(fb, c.cfg.InterBrokerListener)
@@ -142,11 +148,23 @@ func (c *Controller) handleProbe(target brokerprobe.Target, o brokerprobe.Outcom
 		// replaced: its evidence is stale.
 		return nil
 	}
-	if !c.probes.tracker.Observe(target, o, at) {
+	switch verdict {
+	case brokerprobe.Dead:
+		c.log.Warn("broker refuses connections on its inter-broker endpoint; handling it as failed before its ZooKeeper session expires",
+			"broker", target.ID, "brokerEpoch", target.Epoch, "refusals", brokerprobe.DefaultPolicy.Refusals)
+	case brokerprobe.Unresponsive:
+		answering, failing := c.probes.views(c.ctx.brokers, c.cfg.BrokerID)
+		if answering+1 <= failing {
+			c.log.Warn("broker does not answer, but neither do most others: this controller may be the one cut off, and fences nobody",
+				"broker", target.ID, "answering", answering, "failing", failing)
+			c.probes.tracker.Rearm(target)
+			return nil
+		}
+		c.log.Warn("broker has not answered on its inter-broker endpoint; handling it as failed before its ZooKeeper session expires",
+			"broker", target.ID, "brokerEpoch", target.Epoch, "silentFor", brokerprobe.DefaultPolicy.SilentSpan)
+	default:
 		return nil
 	}
-	c.log.Warn("broker refuses connections on its inter-broker endpoint; handling it as failed before its ZooKeeper session expires",
-		"broker", target.ID, "brokerEpoch", target.Epoch, "refusals", brokerprobe.DefaultPolicy.Refusals)
 	c.probes.fenced[target.ID] = b
 	c.publishFenced()
 	delete(c.ctx.brokers, target.ID)
@@ -156,6 +174,22 @@ func (c *Controller) handleProbe(target brokerprobe.Target, o brokerprobe.Outcom
 		return err
 	}
 	return c.resumeDeletions()
+}
+
+// views counts the other brokers (registered or fenced, all but self)
+// whose latest probes answered and those that failed or are fenced.
+func (ps *probeState) views(live map[int32]liveBroker, self int32) (answering, failing int) {
+	for id, b := range live {
+		if id == self {
+			continue
+		}
+		if ps.tracker.Failing(brokerprobe.Target{ID: id, Epoch: b.Epoch}) {
+			failing++
+		} else {
+			answering++
+		}
+	}
+	return answering, failing + len(ps.fenced)
 }
 
 // unfenceByRegistration drops the fence of brokers whose registration is

@@ -167,3 +167,105 @@ func TestKnownDeadFencedAtFailover(t *testing.T) {
 		t.Errorf("orders-0 after failover: %+v", s)
 	}
 }
+
+// silence feeds the controller probes of broker id that nobody answered,
+// enough for a verdict, and the answers of the brokers in answering.
+func (h *ctlHarness) silence(id int32, t0 time.Time, answering ...int32) {
+	h.t.Helper()
+	p := brokerprobe.DefaultPolicy
+	for i := range p.Silences {
+		at := t0.Add(time.Duration(i) * p.SilentSpan)
+		for _, a := range answering {
+			if err := h.c.handleProbe(brokerprobe.Target{ID: a, Epoch: h.c.ctx.brokers[a].Epoch}, brokerprobe.Reachable, at); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+		b, ok := h.c.ctx.brokers[id]
+		if !ok {
+			h.t.Fatalf("broker %d not live", id)
+		}
+		if err := h.c.handleProbe(brokerprobe.Target{ID: id, Epoch: b.Epoch}, brokerprobe.Unanswered, at); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	h.run()
+}
+
+// A broker that stops answering (paused, hung, cut off) while the other
+// brokers answer is handled as failed; when it answers again it comes
+// back as a follower.
+func TestUnresponsiveBrokerFenced(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	h.becomeController(3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}})
+	h.run()
+	h.ch.Take()
+	t0 := time.Unix(1_700_000_000, 0)
+
+	h.silence(1, t0, 2)
+	s, _ := h.state("orders", 0)
+	if s.Leader != 2 || !slices.Equal(s.ISR, []int32{2, 3}) || h.c.ctx.isLive(1) {
+		t.Fatalf("after broker 1 went silent: %+v, live %v", s, h.c.ctx.liveBrokerIDs())
+	}
+	h.ch.Take()
+
+	// With broker 1 fenced, a second silent broker is not fenced: this
+	// controller would be judging on its own word against everyone's.
+	h.silence(2, t0.Add(time.Minute))
+	if !h.c.ctx.isLive(2) {
+		t.Fatal("a second silent broker was fenced")
+	}
+	if s, _ := h.state("orders", 0); s.Leader != 2 {
+		t.Fatalf("leader moved off the second silent broker: %+v", s)
+	}
+
+	if err := h.c.handleProbe(brokerprobe.Target{ID: 1, Epoch: h.c.probes.fenced[1].Epoch}, brokerprobe.Reachable, t0.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	if !h.c.ctx.isLive(1) {
+		t.Fatal("broker 1 answers again but is not live")
+	}
+	if v, ok := controllertest.LeaderAndIsrs(h.ch.Take())[1][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; !ok || v.Leader != 2 {
+		t.Errorf("broker 1 got LeaderAndIsr %+v (sent %v)", v, ok)
+	}
+}
+
+// A controller that nobody answers is the one cut off: it fences nobody.
+func TestCutOffControllerFencesNobody(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	h.becomeController(3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}})
+	h.run()
+	t0 := time.Unix(1_700_000_000, 0)
+	p := brokerprobe.DefaultPolicy
+	for i := range 4 * p.Silences {
+		at := t0.Add(time.Duration(i) * p.SilentSpan)
+		for _, id := range []int32{1, 2} {
+			if err := h.c.handleProbe(brokerprobe.Target{ID: id, Epoch: h.c.ctx.brokers[id].Epoch}, brokerprobe.Unanswered, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h.run()
+	if !h.c.ctx.isLive(1) || !h.c.ctx.isLive(2) {
+		t.Fatalf("a cut-off controller fenced brokers: live %v", h.c.ctx.liveBrokerIDs())
+	}
+	if s, _ := h.state("orders", 0); s.Leader != 1 {
+		t.Fatalf("leader moved: %+v", s)
+	}
+
+	// Broker 2 answers again while broker 1 stays silent: now the
+	// controller's view holds, and broker 1 is fenced on its next probe.
+	at := t0.Add(time.Minute)
+	if err := h.c.handleProbe(brokerprobe.Target{ID: 2, Epoch: h.c.ctx.brokers[2].Epoch}, brokerprobe.Reachable, at); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.c.handleProbe(brokerprobe.Target{ID: 1, Epoch: h.c.ctx.brokers[1].Epoch}, brokerprobe.Unanswered, at); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	if h.c.ctx.isLive(1) {
+		t.Fatal("silent broker 1 not fenced once broker 2 answered")
+	}
+}

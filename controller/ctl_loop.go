@@ -35,8 +35,6 @@ type Config struct {
 	// (the controller it deposed, zkbroker/node_controller_probe.go): they
 	// are fenced at failover instead of after a fresh round of probes.
 	KnownDead []brokerprobe.Target
-	// Probe replaces brokerprobe.Probe (tests).
-	Probe func(ctx context.Context, addr string) brokerprobe.Outcome
 }
 
 // ctlEvent is one unit of controller work (Kafka's ControllerEvent).

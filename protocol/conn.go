@@ -12,6 +12,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"sync/atomic"
 	"time"
 )
@@ -317,6 +318,10 @@ func (c *conn) closeOnReadError(err error) {
 		c.log.Info("closing idle connection", "idle_timeout", c.srv.cfg.IdleTimeout)
 	case errors.As(err, &ne) && ne.Timeout():
 		c.log.Warn("closing connection: request not completed in time", "err", err)
+	case errors.Is(err, syscall.ECONNRESET):
+		// The client went away without a FIN: nothing was wrong with
+		// what it sent.
+		c.log.Debug("connection reset by the client", "err", err)
 	case errors.As(err, new(frameSizeError)) && c.sasl != nil && !c.sasl.authenticated():
 		c.counters.authFailed(c.sasl.reauth)
 		c.log.Warn("closing connection: request size out of range before authentication", "size", int32(err.(frameSizeError)),

@@ -56,15 +56,26 @@ func (s *LeaderState) MaybeShrinkIsr(now time.Time) *IsrChange {
 	if !s.isLeader || s.pending != nil {
 		return nil
 	}
-	var out []int32
+	var out, silent []int32
 	for _, id := range s.isr {
 		if id == s.localID {
 			continue
 		}
 		f, ok := s.followers[id]
-		if !ok || !f.isCaughtUp(s.logEndOffset, now, s.cfg.ReplicaLagTimeMax) || s.silent(f, now) {
+		switch {
+		case !ok || !f.isCaughtUp(s.logEndOffset, now, s.cfg.ReplicaLagTimeMax):
 			out = append(out, id)
+		case s.silent(f, now):
+			silent = append(silent, id)
 		}
+	}
+	// Silence alone never takes the ISR below min.insync.replicas. When
+	// that many followers fall silent at once, this leader is the likelier
+	// one to be cut off; an ISR of itself alone would leave the controller
+	// no replica to elect in its place, and acks=all writes are refused
+	// either way. The lag time still applies.
+	if len(s.isr)-len(out)-len(silent) >= s.EffectiveMinIsr() {
+		out = append(out, silent...)
 	}
 	if len(out) == 0 {
 		return nil

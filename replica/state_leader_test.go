@@ -367,6 +367,20 @@ func TestSilentFollowerLeavesIsr(t *testing.T) {
 	if applied, _ := s.CompleteIsrChange(*c, 8, ms(5300)); !applied || s.HighWatermark() != 15 {
 		t.Fatalf("after the shrink: applied %v, HW %d, want 15", applied, s.HighWatermark())
 	}
+	// Silence alone does not take the ISR below min.insync.replicas: with
+	// both followers silent, the leader keeps them until the lag time.
+	b := NewLeaderState(1, LeaderConfig{ReplicaLagTimeMax: lag, MinInsyncReplicas: 2, FollowerSilenceMax: silence}, 0, 10)
+	b.BecomeLeader(LeaderAndIsr{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 5, Isr: []int32{1, 2, 3}, PartitionEpoch: 7, Replicas: []int32{1, 2, 3}}, 10, ms(0))
+	fetch(t, b, 2, 10, 100)
+	fetch(t, b, 3, 10, 100)
+	appendTo(t, b, 20, 200)
+	if c := b.MaybeShrinkIsr(ms(100 + silence.Milliseconds() + 500)); c != nil {
+		t.Fatalf("silence took the ISR below min.insync.replicas: %+v", c)
+	}
+	if c := b.MaybeShrinkIsr(ms(100 + lag.Milliseconds() + 1)); c == nil || !slices.Equal(c.Isr, []int32{1}) {
+		t.Fatalf("after the lag time: shrink %+v, want ISR [1]", c)
+	}
+
 	// Without the bound, only the lag time counts.
 	k := newLeader(t, 2, 10)
 	fetch(t, k, 3, 10, 100)

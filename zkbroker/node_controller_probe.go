@@ -53,10 +53,12 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 			}
 			known = incarnation{st.ControllerID, inc}
 		}
-		o := brokerprobe.Probe(ctx, known.addr, brokerprobe.DefaultTimeout)
-		if !tracker.Observe(brokerprobe.Target{ID: known.id, Epoch: known.epoch}, o, time.Now()) {
+		o := brokerprobe.Probe(ctx, known.addr, known.tls, brokerprobe.DefaultTimeout)
+		if tracker.Observe(brokerprobe.Target{ID: known.id, Epoch: known.epoch}, o, time.Now()) != brokerprobe.Dead {
 			continue
 		}
+		// A deposition that fails is tried again on fresh evidence.
+		tracker.Forget(known.id)
 		n.mu.Lock()
 		n.deadController = deadController{brokerprobe.Target{ID: known.id, Epoch: known.epoch}, time.Now()}
 		n.mu.Unlock()
@@ -76,6 +78,7 @@ type controllerRegistration struct {
 	epoch   int64
 	session int64
 	addr    string
+	tls     bool
 }
 
 // controllerIncarnation reads broker id's registration: its epoch, the
@@ -97,6 +100,7 @@ func (n *Node) controllerIncarnation(zk zkstore.Client, id int32) (controllerReg
 		epoch:   st.Czxid,
 		session: st.EphemeralOwner,
 		addr:    net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))),
+		tls:     ep.SecurityProtocol == "SSL" || ep.SecurityProtocol == "SASL_SSL",
 	}, nil
 }
 

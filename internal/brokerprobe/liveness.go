@@ -1,16 +1,24 @@
-// Package brokerprobe decides, from connection attempts, that a broker whose
-// ZooKeeper registration still exists has died.
+// Package brokerprobe decides, from probes of its port, that a broker whose
+// ZooKeeper registration still exists has died or stopped serving.
 //
 // ZooKeeper only tells the cluster a broker is gone when its session
 // expires (zookeeper.session.timeout.ms, 18 s by default), and until then
-// the partitions a SIGKILLed broker led take no writes. A refused TCP
-// connection is much quicker and much stronger evidence than a timeout: the
-// host answered, and nothing listens on the broker's port. A broker that is
-// only slow (paused, overloaded, cut off by the network) never refuses, so it
-// is never judged here; its session decides, as in Kafka. Acting early is
-// safe for the same reason acting on a session expiry is: a new leader comes
-// with a higher leader epoch and a new state-znode version, which fence a
-// broker that was in fact still running.
+// the partitions a dead, paused or cut-off broker led take no writes. A
+// probe is much quicker:
+//   - A refused TCP connection is strong evidence: the host answered, and
+//     nothing listens on the broker's port. A few of them make the broker
+//     dead.
+//   - A probe nobody answers (the dial times out, or the connection is
+//     accepted but the broker says nothing back) is weaker: a paused
+//     process, a network that drops packets, or a prober that is itself
+//     cut off all look the same. Some seconds of it make the broker
+//     unresponsive; the caller decides whether its own view is trustworthy
+//     enough to act on (controller/ctl_broker_probe.go acts only when more
+//     brokers answer it than fail).
+//
+// Acting early is safe for the same reason acting on a session expiry is: a
+// new leader comes with a higher leader epoch and a new state-znode
+// version, which fence a broker that was in fact still running.
 //
 // Tracker is the pure rule (observations and their times in, verdicts
 // out); Probe is the IO that makes an observation.
@@ -18,51 +26,130 @@ package brokerprobe
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Outcome is what one connection attempt showed.
+// Outcome is what one probe showed.
 type Outcome int
 
 const (
-	// Unknown: a timeout or any other failure, which a slow or cut-off
-	// broker also shows. Not evidence either way.
+	// Unknown: a failure a live broker can also cause (a reset, an
+	// unreachable route). Not evidence either way.
 	Unknown Outcome = iota
 	// Refused: the host answered that nothing listens on the port.
 	Refused
-	// Reachable: the connection was accepted.
+	// Reachable: the broker answered.
 	Reachable
+	// Unanswered: nothing came back within the timeout, neither to the
+	// dial nor to a request on the accepted connection.
+	Unanswered
 )
 
-// Probe opens and closes one TCP connection to addr.
-func Probe(ctx context.Context, addr string, timeout time.Duration) Outcome {
-	d := net.Dialer{Timeout: timeout}
+func (o Outcome) String() string {
+	switch o {
+	case Refused:
+		return "refused"
+	case Reachable:
+		return "reachable"
+	case Unanswered:
+		return "unanswered"
+	}
+	return "unknown"
+}
+
+// Probe connects to addr and asks the broker to say something: an
+// ApiVersions request on a plaintext listener (which Kafka answers before
+// any SASL exchange), the start of a TLS handshake on an SSL one. Any
+// reply, even an error, shows a process that serves; the probe's own
+// credentials never matter.
+func Probe(ctx context.Context, addr string, useTLS bool, timeout time.Duration) Outcome {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	d := net.Dialer{}
 	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err == nil {
-		conn.Close()
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return Refused
+	case err != nil && ctx.Err() != nil:
+		return Unanswered
+	case err != nil:
+		return Unknown
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	if useTLS {
+		// Verification would need the cluster's trust store, and it is
+		// beside the point: a server that sends its certificate serves.
+		tc := tls.Client(conn, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // liveness only
+		return answered(tc.HandshakeContext(ctx))
+	}
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("kbroker-probe")).
+		AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), 1)
+	if _, err := conn.Write(frame); err != nil {
+		return answered(err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(conn, size[:]); err != nil {
+		return answered(err)
+	}
+	// Read the answer to its end, so that closing sends a FIN, not the
+	// reset that unread data causes (which the broker would log).
+	n := int64(binary.BigEndian.Uint32(size[:]))
+	if n > maxAnswer {
 		return Reachable
 	}
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return Refused
+	_, _ = io.CopyN(io.Discard, conn, n)
+	return Reachable
+}
+
+// maxAnswer bounds what a probe reads of an answer; ApiVersions v0 is a
+// few hundred bytes.
+const maxAnswer = 64 << 10
+
+// answered classifies the end of a probe's exchange: a timeout is no
+// answer; anything else, an error included, came from the broker.
+func answered(err error) Outcome {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return Reachable
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return Unanswered
+	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+		// Closed on us: a broker shutting down, or one that does not
+		// take the probe. It is not silent, and not proof of life.
+		return Unknown
 	}
-	return Unknown
+	return Reachable
 }
 
 // Policy is how much evidence makes a verdict.
 type Policy struct {
-	// Refusals in a row, with no accepted connection between them.
+	// Refusals in a row, with no answer between them.
 	Refusals int
 	// MinSpan between the first and the last of them, so that a broker
 	// that is restarting its listener is not judged on one instant.
 	MinSpan time.Duration
+	// Silences: failed probes in a row (refused or unanswered, at least
+	// one unanswered) over at least SilentSpan make a broker unresponsive.
+	Silences   int
+	SilentSpan time.Duration
 }
 
-// DefaultPolicy: three refusals over at least 600 ms. Probed every 250 ms
-// that is a verdict within about a second of the death.
-var DefaultPolicy = Policy{Refusals: 3, MinSpan: 600 * time.Millisecond}
+// DefaultPolicy: three refusals over at least 600 ms, or two failed probes
+// over at least a second. Probed every 250 ms with a one-second timeout,
+// that is a verdict about a second after a death and about two and a half
+// seconds after a broker stops answering.
+var DefaultPolicy = Policy{Refusals: 3, MinSpan: 600 * time.Millisecond, Silences: 2, SilentSpan: time.Second}
 
 // DefaultInterval is how often the callers probe each broker.
 const DefaultInterval = 250 * time.Millisecond
@@ -78,47 +165,95 @@ type Target struct {
 	Epoch int64
 }
 
+// Verdict is what a Tracker concluded from an observation.
+type Verdict int
+
+const (
+	// NoVerdict: not enough evidence, or the verdict was already given.
+	NoVerdict Verdict = iota
+	// Dead: the broker's port refuses connections.
+	Dead
+	// Unresponsive: the broker has not answered for SilentSpan.
+	Unresponsive
+)
+
 type streak struct {
-	count int
-	first time.Time
+	refusals, failures int
+	firstRefusal       time.Time
+	firstFailure       time.Time
+	silent             bool // some failure was Unanswered
+	judged             bool // a verdict was given for this streak
 }
 
-// Tracker counts refusals per target. The zero value is not ready; use
-// NewTracker. It does no IO and reads no clock.
+// Tracker keeps, per target, the failed probes since its last answer. The
+// zero value is not ready; use NewTracker. It does no IO and reads no
+// clock.
 type Tracker struct {
 	policy  Policy
-	streaks map[Target]streak
+	streaks map[Target]*streak
 }
 
 // NewTracker returns a Tracker applying p.
 func NewTracker(p Policy) *Tracker {
-	return &Tracker{policy: p, streaks: map[Target]streak{}}
+	return &Tracker{policy: p, streaks: map[Target]*streak{}}
 }
 
-// Observe records an outcome seen at `at` and reports whether the target
-// is now judged dead. A verdict is given once: the streak is cleared with
-// it, so the caller acts once per death.
-func (t *Tracker) Observe(target Target, o Outcome, at time.Time) (dead bool) {
+// Observe records an outcome seen at `at` and returns the verdict it
+// completes. A verdict is given once per streak, so the caller acts once;
+// the streak itself lasts until the target answers (Failing).
+func (t *Tracker) Observe(target Target, o Outcome, at time.Time) Verdict {
 	switch o {
 	case Reachable:
 		delete(t.streaks, target)
-		return false
+		return NoVerdict
 	case Unknown:
-		// Neither proof of life nor of death: the streak stands, and a
-		// slow broker whose probes time out is not judged.
-		return false
+		// Neither proof of life nor of death: the streak stands.
+		return NoVerdict
 	}
 	s, ok := t.streaks[target]
 	if !ok {
-		s.first = at
+		s = &streak{firstFailure: at}
+		t.streaks[target] = s
 	}
-	s.count++
-	if s.count >= t.policy.Refusals && at.Sub(s.first) >= t.policy.MinSpan {
-		delete(t.streaks, target)
-		return true
+	s.failures++
+	if o == Refused {
+		if s.refusals == 0 {
+			s.firstRefusal = at
+		}
+		s.refusals++
+	} else {
+		s.silent = true
+		// A refusal streak is a run of refusals in a row.
+		s.refusals = 0
 	}
-	t.streaks[target] = s
-	return false
+	if s.judged {
+		return NoVerdict
+	}
+	p := t.policy
+	switch {
+	case o == Refused && s.refusals >= p.Refusals && at.Sub(s.firstRefusal) >= p.MinSpan:
+		s.judged = true
+		return Dead
+	case s.silent && p.Silences > 0 && s.failures >= p.Silences && at.Sub(s.firstFailure) >= p.SilentSpan:
+		s.judged = true
+		return Unresponsive
+	}
+	return NoVerdict
+}
+
+// Failing reports whether target's last probes failed with no answer
+// since.
+func (t *Tracker) Failing(target Target) bool {
+	_, ok := t.streaks[target]
+	return ok
+}
+
+// Rearm takes back a verdict the caller did not act on: the target's next
+// failed probe can give it again.
+func (t *Tracker) Rearm(target Target) {
+	if s, ok := t.streaks[target]; ok {
+		s.judged = false
+	}
 }
 
 // Forget drops what is known of every incarnation of the broker id.
