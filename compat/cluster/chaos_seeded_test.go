@@ -68,7 +68,7 @@ func TestChaosSeeded(t *testing.T) {
 
 	p := startChaosProducer(t, nc.Addrs(), "s", partitions, chaosAcksAllOpts(topic)...)
 	g := startChaosGroup(t, nc.Addrs(), topic)
-	d := &chaosDriver{t: t, nc: nc, conn: conn, topic: topic}
+	d := &chaosDriver{t: t, nc: nc, conn: conn, topic: topic, partitions: partitions}
 	time.Sleep(2 * time.Second)
 
 	begin := time.Now()
@@ -121,7 +121,7 @@ func TestChaosSeeded(t *testing.T) {
 		t.Errorf("committed offset moved back: %s", m)
 	}
 	if path := os.Getenv("CHAOS_REPORT"); path != "" {
-		report := chaosReport(seed, plan, d.log, summary, refusedByKind(p, d.log, end, partitions))
+		report := chaosReport(seed, plan, d.log, summary, faultCosts(p, d.log, end, partitions))
 		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 			t.Errorf("CHAOS_REPORT: %v", err)
 		}
@@ -130,10 +130,11 @@ func TestChaosSeeded(t *testing.T) {
 
 // chaosDriver injects and heals the faults of a schedule.
 type chaosDriver struct {
-	t     *testing.T
-	nc    *harness.NetCluster
-	conn  *zk.Conn
-	topic string
+	t          *testing.T
+	nc         *harness.NetCluster
+	conn       *zk.Conn
+	topic      string
+	partitions int32
 
 	mu  sync.Mutex
 	log []injected
@@ -145,6 +146,9 @@ type injected struct {
 	broker     int32 // 0: ZooKeeper
 	start, end time.Time
 	heal       func()
+	// leaders of the topic's partitions when the fault started (-1:
+	// unknown).
+	leaders []int32
 }
 
 // resolve names the broker a fault hits now, other than avoid.
@@ -177,7 +181,7 @@ func (d *chaosDriver) resolve(f chaosplan.Fault, avoid int32) int32 {
 func (d *chaosDriver) inject(f chaosplan.Fault, avoid int32) injected {
 	t := d.t
 	t.Helper()
-	in := injected{fault: f, start: time.Now()}
+	in := injected{fault: f, start: time.Now(), leaders: d.leaders()}
 	if f.Target == chaosplan.ZooKeeper {
 		switch f.Kind {
 		case chaosplan.ZKPause:
@@ -261,6 +265,18 @@ func (d *chaosDriver) inject(f chaosplan.Fault, avoid int32) injected {
 	t.Logf("chaos: %s: %s on broker %d", in.start.Format("15:04:05.000"), f, id)
 	d.record(in)
 	return in
+}
+
+// leaders reads who leads each partition, from the state znodes.
+func (d *chaosDriver) leaders() []int32 {
+	out := make([]int32, d.partitions)
+	for p := range d.partitions {
+		out[p] = -1
+		if s, err := readState(d.conn, d.topic, p); err == nil {
+			out[p] = s.Leader
+		}
+	}
+	return out
 }
 
 func (d *chaosDriver) record(in injected) {
@@ -415,38 +431,63 @@ func availability(p *chaosProducer, spans []faultSpan, begin, end time.Time, par
 	return a
 }
 
-// refusedByKind attributes refused partition-seconds to the fault that
-// was the latest to start: each fault owns the seconds from its start to
-// the next fault's start (its hold, its heal, the recovery after it and the
-// quiet gap), so the table shows which kinds of fault cost availability.
-type kindCost struct {
-	faults           int
-	seconds, refused int // partition-seconds
+// faultCost is what one fault cost: the seconds it owns (from its start
+// to the next fault's start: its hold, its heal, the recovery after it and
+// the quiet gap) and, per partition, how many of them had no
+// acknowledgement.
+type faultCost struct {
+	seconds int
+	refused []int // by partition
 }
 
-func refusedByKind(p *chaosProducer, log []injected, end time.Time, partitions int32) map[chaosplan.Kind]*kindCost {
+func (c faultCost) total() int {
+	n := 0
+	for _, r := range c.refused {
+		n += r
+	}
+	return n
+}
+
+func faultCosts(p *chaosProducer, log []injected, end time.Time, partitions int32) []faultCost {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := map[chaosplan.Kind]*kindCost{}
+	out := make([]faultCost, len(log))
 	for i, in := range log {
 		until := end
 		if i+1 < len(log) {
 			until = log[i+1].start
 		}
-		c := out[in.fault.Kind]
-		if c == nil {
-			c = &kindCost{}
-			out[in.fault.Kind] = c
-		}
-		c.faults++
+		c := faultCost{refused: make([]int, partitions)}
 		for sec := in.start.Unix() + 1; sec < until.Unix(); sec++ {
+			c.seconds++
 			for part := range partitions {
-				c.seconds++
 				if !p.ackedSeconds[part][sec] {
-					c.refused++
+					c.refused[part]++
 				}
 			}
 		}
+		out[i] = c
+	}
+	return out
+}
+
+// kindCost sums the faults of one kind, in partition-seconds.
+type kindCost struct {
+	faults           int
+	seconds, refused int
+}
+
+func costsByKind(log []injected, costs []faultCost) map[chaosplan.Kind]*kindCost {
+	out := map[chaosplan.Kind]*kindCost{}
+	for i, in := range log {
+		k := out[in.fault.Kind]
+		if k == nil {
+			k = &kindCost{}
+			out[in.fault.Kind] = k
+		}
+		k.faults++
+		k.seconds += costs[i].seconds * len(costs[i].refused)
+		k.refused += costs[i].total()
 	}
 	return out
 }
@@ -540,29 +581,30 @@ func (g *chaosGroup) stop(t *testing.T) {
 }
 
 // chaosReport is the markdown report of a run.
-func chaosReport(seed uint64, plan []chaosplan.Fault, log []injected, summary string, costs map[chaosplan.Kind]*kindCost) string {
+func chaosReport(seed uint64, plan []chaosplan.Fault, log []injected, summary string, costs []faultCost) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Chaos run, seed %d\n\n", seed)
 	fmt.Fprintf(&b, "`make chaos SEED=%d FAULTS=%d` replays this schedule.\n\n", seed, len(plan))
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", summary)
 	b.WriteString("Refused partition-seconds by the kind of the latest fault to start (its hold, heal, recovery and the gap after it):\n\n")
 	b.WriteString("| fault | count | partition-seconds | refused |\n|---|---|---|---|\n")
-	kinds := make([]chaosplan.Kind, 0, len(costs))
-	for k := range costs {
+	byKind := costsByKind(log, costs)
+	kinds := make([]chaosplan.Kind, 0, len(byKind))
+	for k := range byKind {
 		kinds = append(kinds, k)
 	}
 	slices.Sort(kinds)
 	for _, k := range kinds {
-		c := costs[k]
+		c := byKind[k]
 		share := 0.0
 		if c.seconds > 0 {
 			share = 100 * float64(c.refused) / float64(c.seconds)
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %.1f%% |\n", k, c.faults, c.seconds, share)
 	}
-	b.WriteString("\n")
-	b.WriteString("| # | fault | target | broker | start | held |\n|---|---|---|---|---|---|\n")
-	for _, in := range log {
+	b.WriteString("\nEach fault, with the seconds it owns and the seconds without an acknowledgement, by partition:\n\n")
+	b.WriteString("| # | fault | target | broker | start | held | leaders at start | seconds | refused by partition |\n|---|---|---|---|---|---|---|---|---|\n")
+	for i, in := range log {
 		target := "ZooKeeper"
 		if in.broker != 0 {
 			target = strconv.Itoa(int(in.broker))
@@ -571,8 +613,8 @@ func chaosReport(seed uint64, plan []chaosplan.Fault, log []injected, summary st
 		if !in.end.IsZero() {
 			held = in.end.Sub(in.start).Round(100 * time.Millisecond).String()
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", in.fault.Index, in.fault.Kind, in.fault.Target, target,
-			in.start.UTC().Format("15:04:05.000"), held)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %v | %d | %v |\n", in.fault.Index, in.fault.Kind, in.fault.Target, target,
+			in.start.UTC().Format("15:04:05.000"), held, in.leaders, costs[i].seconds, costs[i].refused)
 	}
 	return b.String()
 }
