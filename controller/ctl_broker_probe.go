@@ -46,6 +46,12 @@ func newProbeState() probeState {
 	}
 }
 
+// CutOff reports whether, by its latest probes, this controller reaches
+// fewer brokers than fail it: it is then the likelier one to be cut off,
+// and should not stand for election again at once when it loses its
+// tenure (zkbroker holds its candidacy back). Safe from any goroutine.
+func (c *Controller) CutOff() bool { return c.cutOff.Load() }
+
 // FencedBrokers are the registered brokers this controller handles as
 // dead. Safe to call from any goroutine.
 func (c *Controller) FencedBrokers() []int32 {
@@ -124,6 +130,8 @@ func (c *Controller) probe(ctx context.Context, addr string, useTLS bool) broker
 func (c *Controller) handleProbe(target brokerprobe.Target, o brokerprobe.Outcome, at time.Time) error {
 	delete(c.probes.inFlight, target.ID)
 	verdict := c.probes.tracker.Observe(target, o, at)
+	answering, failing := c.probes.views(c.ctx.brokers, c.cfg.BrokerID)
+	c.cutOff.Store(failing > 0 && answering+1 <= failing)
 	if fb, ok := c.probes.fenced[target.ID]; ok {
 		if fb.Epoch != target.Epoch || o != brokerprobe.Reachable {
 			return nil
@@ -153,8 +161,7 @@ func (c *Controller) handleProbe(target brokerprobe.Target, o brokerprobe.Outcom
 		c.log.Warn("broker refuses connections on its inter-broker endpoint; handling it as failed before its ZooKeeper session expires",
 			"broker", target.ID, "brokerEpoch", target.Epoch, "refusals", brokerprobe.DefaultPolicy.Refusals)
 	case brokerprobe.Unresponsive:
-		answering, failing := c.probes.views(c.ctx.brokers, c.cfg.BrokerID)
-		if answering+1 <= failing {
+		if c.cutOff.Load() {
 			c.log.Warn("broker does not answer, but neither do most others: this controller may be the one cut off, and fences nobody",
 				"broker", target.ID, "answering", answering, "failing", failing)
 			c.probes.tracker.Rearm(target)

@@ -72,6 +72,7 @@ type Controller struct {
 	probes      probeState
 	probeQueued atomic.Bool
 	fencedView  atomic.Pointer[[]int32]
+	cutOff      atomic.Bool
 
 	watches []armedWatch
 	// lastConfigChange is the highest /config/changes sequence handled.

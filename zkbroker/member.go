@@ -41,6 +41,10 @@ type zkMember struct {
 	// onController: the known controller changed, or this broker became or
 	// stopped being controller.
 	onController func(kafkazk.ControllerStatus)
+	// holdCandidacy, when set and positive, keeps this broker out of
+	// elections for that long: it follows /controller without creating
+	// it.
+	holdCandidacy func() time.Duration
 }
 
 // run returns nil when ctx ends, *BrokerRegisteredError if the broker id
@@ -145,12 +149,27 @@ func (m *zkMember) run(ctx context.Context) error {
 			}
 		}
 		if s.State == zkstore.SessionConnected && s.ID == registered && watch == nil && retry == nil {
-			st, w, err := m.electAndWatch()
-			if err != nil {
-				fail("controller election", err)
+			if hold := m.candidacyHold(); hold > 0 {
+				st, w, err := m.followController()
+				switch {
+				case err != nil:
+					fail("reading the controller", err)
+				case w == nil:
+					// No controller yet: stand once the hold is over.
+					setStatus(st)
+					retry = time.After(hold)
+				default:
+					setStatus(st)
+					watch = w
+				}
 			} else {
-				setStatus(st)
-				watch = w
+				st, w, err := m.electAndWatch()
+				if err != nil {
+					fail("controller election", err)
+				} else {
+					setStatus(st)
+					watch = w
+				}
 			}
 		}
 		select {
@@ -166,6 +185,32 @@ func (m *zkMember) run(ctx context.Context) error {
 			takenWatch, retry = nil, nil
 		}
 	}
+}
+
+func (m *zkMember) candidacyHold() time.Duration {
+	if m.holdCandidacy == nil {
+		return 0
+	}
+	return m.holdCandidacy()
+}
+
+// followController reads and watches /controller without standing for
+// election; no watch when there is no controller.
+func (m *zkMember) followController() (kafkazk.ControllerStatus, <-chan zkstore.Event, error) {
+	ok, _, w, err := m.zk.ExistsW(kafkazk.ControllerPath)
+	if err != nil || !ok {
+		return kafkazk.NoController, nil, err
+	}
+	id, ours, err := kafkazk.ReadController(m.zk)
+	if err != nil {
+		return kafkazk.NoController, nil, err
+	}
+	if id < 0 || ours {
+		// Gone since, or ours from before the hold: elect normally
+		// after the hold.
+		return kafkazk.NoController, nil, nil
+	}
+	return kafkazk.ControllerStatus{ControllerID: id}, w, nil
 }
 
 // electAndWatch elects, then watches /controller. If the node vanished

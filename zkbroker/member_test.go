@@ -312,3 +312,39 @@ func readEpoch(t *testing.T, c zkstore.Client) (int32, int32) {
 	}
 	return e, st.Version
 }
+
+// A member holding its candidacy back follows the controller but never
+// takes /controller: when the controller goes, the other member wins, and
+// the held one only stands once its hold is over.
+func TestMemberHoldsCandidacy(t *testing.T) {
+	zktest.ForEach(t, func(t *testing.T, h zktest.Harness) {
+		var mu sync.Mutex
+		holdUntil := time.Now().Add(time.Hour)
+		c1 := h.Connect(t)
+		m1 := startMember(t, c1, 1)
+		m1.waitFor("broker 1 controller", isController(1))
+		m2 := startMemberWith(t, h.Connect(t), 2, func(m *zkMember) {
+			m.holdCandidacy = func() time.Duration {
+				mu.Lock()
+				defer mu.Unlock()
+				return time.Until(holdUntil)
+			}
+		})
+		m2.waitFor("broker 2 follows 1 while held", follows(1))
+		c3 := h.Connect(t)
+		m3 := startMember(t, c3, 3)
+		m3.waitFor("broker 3 follows 1", follows(1))
+
+		c1.Close()
+		m3.waitFor("broker 3, not the held broker 2, takes over", isController(2))
+		m2.waitFor("broker 2 follows 3", follows(3))
+
+		// The hold over: when broker 3 goes too, broker 2 stands.
+		mu.Lock()
+		holdUntil = time.Now().Add(200 * time.Millisecond)
+		mu.Unlock()
+		time.Sleep(300 * time.Millisecond)
+		c3.Close()
+		m2.waitFor("broker 2 takes over once its hold is over", isController(3))
+	})
+}

@@ -106,6 +106,8 @@ type Node struct {
 	activeDone  chan struct{}
 	// deadController: see node_controller_probe.go.
 	deadController deadController
+	// holdCandidacyUntil: see candidacyHold.
+	holdCandidacyUntil time.Time
 }
 
 // New checks the configuration; Run connects.
@@ -231,6 +233,11 @@ func (n *Node) run(ctx context.Context, zk zkstore.Client) error {
 			n.mu.Unlock()
 		},
 		onController: func(s kafkazk.ControllerStatus) { n.onController(zk, s) },
+		holdCandidacy: func() time.Duration {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			return n.holdCandidacyUntil.Sub(n.cfg.Now())
+		},
 	}
 	tickCtx, stopTicks := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -270,7 +277,7 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 		ImbalancePerBrokerPct: n.cfg.LeaderImbalancePerBrokerPercentage,
 		NewTopicID:            kafkazk.NewTopicID,
 		ProbeInterval:         n.probeInterval(),
-		KnownDead:             n.knownDead(time.Now()),
+		KnownDead:             n.knownDead(zk, time.Now()),
 	}, s, ch, false, n.log, n.metrics)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -314,9 +321,19 @@ func (n *Node) probeInterval() time.Duration {
 	}
 }
 
+// candidacyHold is how long a controller that lost its tenure while cut off
+// from most brokers stays out of the next election, so that a broker the
+// others can reach wins it.
+const candidacyHold = 3 * time.Second
+
 func (n *Node) stopController() {
 	n.mu.Lock()
 	cancel, done := n.stopActive, n.activeDone
+	if n.active != nil && n.active.CutOff() {
+		n.holdCandidacyUntil = n.cfg.Now().Add(candidacyHold)
+		n.log.Warn("this controller reached fewer brokers than failed it; staying out of the next election for a while",
+			"broker", n.cfg.BrokerID, "hold", candidacyHold)
+	}
 	n.active, n.stopActive, n.activeDone = nil, nil, nil
 	n.mu.Unlock()
 	if cancel != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -13,22 +14,40 @@ import (
 )
 
 // probeController watches the controller from outside: every broker that
-// is not the controller probes the controller's inter-broker endpoint, and
-// when the controller's process is gone (its port refuses connections; see
-// internal/brokerprobe) deletes /controller, which the dead broker's
-// session would otherwise hold until it expires. The election that follows
-// is the ordinary one, and the new controller fences the dead broker's
-// registration by the same evidence (controller/ctl_broker_probe.go). A
-// controller that was in fact alive loses nothing it cannot get back: it
-// sees /controller go, resigns, and the new controller epoch fences its
-// writes, as after any re-election.
+// is not the controller probes the controller's inter-broker endpoint
+// (internal/brokerprobe), and deletes /controller, which the controller's
+// session would otherwise hold until it expires, when
+//   - the controller's port refuses connections (its process is gone), or
+//   - the controller has stopped answering (paused, hung, cut off from the
+//     brokers) and a majority of the other registered brokers agree: each
+//     records its finding under kafkazk.ControllerSuspicionsPath, since one
+//     broker's finding alone may only mean that it is the one cut off.
+//
+// The election that follows is the ordinary one, and the new controller
+// fences the deposed broker's registration (controller/ctl_broker_probe.go,
+// and Config.KnownDead from here). A controller that was in fact alive
+// loses nothing it cannot get back: it sees /controller go, resigns, and
+// the new controller epoch fences its writes, as after any re-election.
 func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval time.Duration) {
 	tracker := brokerprobe.NewTracker(brokerprobe.DefaultPolicy)
 	type incarnation struct {
 		id int32
 		controllerRegistration
 	}
-	var known incarnation
+	var (
+		known     incarnation
+		voted     bool // this broker holds a suspicion of known
+		lastVotes int
+	)
+	withdraw := func() {
+		if voted {
+			if err := kafkazk.WithdrawSuspicion(zk, known.id, known.epoch, n.cfg.BrokerID); err != nil {
+				n.log.Debug("withdrawing controller suspicion", "err", err)
+			}
+		}
+		voted, lastVotes = false, 0
+	}
+	defer withdraw()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -41,9 +60,12 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 		st := n.status
 		n.mu.Unlock()
 		if st.IsController || st.ControllerID < 0 || st.ControllerID == n.cfg.BrokerID {
+			withdraw()
+			known = incarnation{}
 			continue
 		}
 		if known.id != st.ControllerID || known.addr == "" {
+			withdraw()
 			inc, err := n.controllerIncarnation(zk, st.ControllerID)
 			if err != nil {
 				// No registration (its session is gone: the ordinary
@@ -53,25 +75,74 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 			}
 			known = incarnation{st.ControllerID, inc}
 		}
+		target := brokerprobe.Target{ID: known.id, Epoch: known.epoch}
 		o := brokerprobe.Probe(ctx, known.addr, known.tls, brokerprobe.DefaultTimeout)
-		if tracker.Observe(brokerprobe.Target{ID: known.id, Epoch: known.epoch}, o, time.Now()) != brokerprobe.Dead {
+		verdict := tracker.Observe(target, o, time.Now())
+		if o == brokerprobe.Reachable {
+			withdraw()
+		}
+		switch verdict {
+		case brokerprobe.Dead:
+		case brokerprobe.Unresponsive:
+			// Asked again on every failed probe until a majority agrees.
+			tracker.Rearm(target)
+			votes, need, err := n.suspectController(zk, known.id, known.epoch)
+			if err != nil {
+				n.log.Warn("controller does not answer, and recording that failed", "controller", known.id, "err", err)
+				continue
+			}
+			voted = true
+			if votes < need {
+				if votes != lastVotes {
+					n.log.Info("controller does not answer this broker; waiting for a majority of the other brokers to agree",
+						"controller", known.id, "agreeing", votes, "needed", need)
+				}
+				lastVotes = votes
+				continue
+			}
+		default:
 			continue
 		}
-		// A deposition that fails is tried again on fresh evidence.
-		tracker.Forget(known.id)
 		n.mu.Lock()
-		n.deadController = deadController{brokerprobe.Target{ID: known.id, Epoch: known.epoch}, time.Now()}
+		n.deadController = deadController{target, time.Now()}
 		n.mu.Unlock()
 		deposed, err := kafkazk.DeposeController(zk, known.id, known.session)
 		switch {
 		case err != nil:
-			n.log.Warn("controller refuses connections but /controller could not be deleted", "controller", known.id, "err", err)
-		case deposed:
+			n.log.Warn("controller found failed but /controller could not be deleted", "controller", known.id, "err", err)
+		case deposed && verdict == brokerprobe.Dead:
 			n.log.Warn("controller refuses connections on its inter-broker endpoint; deleted /controller so that a live broker takes over before its ZooKeeper session expires",
 				"controller", known.id, "brokerEpoch", known.epoch)
+		case deposed:
+			n.log.Warn("controller answers none of a majority of the brokers; deleted /controller so that another broker takes over before its ZooKeeper session expires",
+				"controller", known.id, "brokerEpoch", known.epoch)
 		}
+		// A deposition that fails is tried again on fresh evidence.
+		tracker.Forget(known.id)
+		withdraw()
 		known = incarnation{}
 	}
+}
+
+// suspectController records this broker's finding against the controller
+// incarnation and returns how many brokers share it and how many must: a
+// majority of the registered brokers other than the controller.
+func (n *Node) suspectController(zk zkstore.Client, id int32, epoch int64) (votes, need int, err error) {
+	votes, err = kafkazk.SuspectController(zk, id, epoch, n.cfg.BrokerID)
+	if err != nil {
+		return 0, 0, err
+	}
+	ids, _, err := zk.Children(kafkazk.BrokerIDsPath)
+	if err != nil {
+		return 0, 0, err
+	}
+	others := 0
+	for _, s := range ids {
+		if s != strconv.Itoa(int(id)) {
+			others++
+		}
+	}
+	return votes, others/2 + 1, nil
 }
 
 type controllerRegistration struct {
@@ -116,12 +187,33 @@ type deadController struct {
 // registered again (which the epoch check catches anyway).
 const knownDeadMaxAge = 10 * time.Second
 
-// knownDead is the finding to hand to a controller starting now.
-func (n *Node) knownDead(now time.Time) []brokerprobe.Target {
+// knownDead is the finding to hand to a controller starting now: the
+// controller this broker deposed, and any broker a majority of the others
+// found unresponsive as controller (the broker that deposed it need not be
+// the one that wins the election).
+func (n *Node) knownDead(zk zkstore.Client, now time.Time) []brokerprobe.Target {
+	var out []brokerprobe.Target
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.deadController.at.IsZero() || now.Sub(n.deadController.at) > knownDeadMaxAge {
-		return nil
+	if !n.deadController.at.IsZero() && now.Sub(n.deadController.at) <= knownDeadMaxAge {
+		out = append(out, n.deadController.target)
 	}
-	return []brokerprobe.Target{n.deadController.target}
+	n.mu.Unlock()
+	suspected, err := kafkazk.SuspectedControllers(zk)
+	if err != nil || len(suspected) == 0 {
+		return out
+	}
+	ids, _, err := zk.Children(kafkazk.BrokerIDsPath)
+	if err != nil {
+		return out
+	}
+	for inc, votes := range suspected {
+		if votes < (len(ids)-1)/2+1 {
+			continue
+		}
+		t := brokerprobe.Target{ID: int32(inc[0]), Epoch: inc[1]}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

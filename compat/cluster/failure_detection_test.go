@@ -93,74 +93,98 @@ func TestLeaderDeathDetectedBeforeSessionExpiry(t *testing.T) {
 	finishChaos(t, c, conn, topic, 2, acked)
 }
 
-// A paused leader (SIGSTOP: its port still accepts connections, nothing
-// answers, its ZooKeeper session lives on) is handled as failed by the
-// controller's probes about 2.5 s into the pause, far below the session
-// timeout: its partition gets a new leader from the ISR and takes writes
-// from a client that was not waiting on the paused broker. Resumed, the
-// broker is started up again as a follower and rejoins the ISR, and
-// nothing acknowledged is lost.
+// A paused broker (SIGSTOP: its port still accepts connections, nothing
+// answers, its ZooKeeper session lives on) is handled as failed about 2.5 s
+// into the pause, far below the session timeout: a paused leader by the
+// controller's probes; a paused controller by the other brokers, which
+// agree (a majority of them) that it does not answer and depose it. Either
+// way its partition gets a new leader from the ISR and takes writes from a
+// client that was not waiting on the paused broker. Resumed, the broker
+// is started up again as a follower and rejoins the ISR, and nothing
+// acknowledged is lost.
 func TestPausedLeaderFencedBeforeSessionExpiry(t *testing.T) {
 	const (
 		topic = "pause-detect"
 		// Far below the 18 s session timeout, with room for a loaded CI
-		// machine; about 2.5 s is what it takes on an idle one.
-		budget = 8 * time.Second
+		// machine; about 2.5-3.5 s is what it takes on an idle one.
+		budget = 9 * time.Second
 	)
 	c := harness.StartCluster(t, 3, "zookeeper.session.timeout.ms=18000")
 	conn := c.ZK.Connect(t)
 	ctrl := waitController(t, conn, 15*time.Second, anyBroker)
 	rest := otherThan(c, ctrl)
-	victim := rest[0]
-	createTopicAssigned(t, c, topic, map[int32][]int32{0: {victim, rest[1], ctrl}}, minISR2)
-	waitFullISR(t, conn, topic, 1, 3)
-	p := startChaosProducer(t, c.Addrs(), "pl", 1, chaosAcksAllOpts(topic)...)
+	// Partition 0 led by a plain broker, partition 1 by the controller.
+	createTopicAssigned(t, c, topic, map[int32][]int32{
+		0: {rest[0], rest[1], ctrl},
+		1: {ctrl, rest[0], rest[1]},
+	}, minISR2)
+	waitFullISR(t, conn, topic, 2, 3)
+	p := startChaosProducer(t, c.Addrs(), "pl", 2, chaosAcksAllOpts(topic)...)
 	time.Sleep(2 * time.Second)
 
-	if err := c.Broker(victim).Pause(); err != nil {
-		t.Fatal(err)
-	}
-	paused := time.Now()
-	resumed := false
-	t.Cleanup(func() {
-		if !resumed {
-			_ = c.Broker(victim).Resume()
+	pauseLeader := func(victim, partition int32, live []int32) {
+		t.Helper()
+		if err := c.Broker(victim).Pause(); err != nil {
+			t.Fatal(err)
 		}
-	})
-	waitUntil(t, budget, "a new leader for the paused broker's partition", func() error {
-		st, err := readState(conn, topic, 0)
+		paused := time.Now()
+		resumed := false
+		defer func() {
+			if !resumed {
+				_ = c.Broker(victim).Resume()
+			}
+		}()
+		waitUntil(t, budget, fmt.Sprintf("a new leader for partition %d of paused broker %d", partition, victim), func() error {
+			st, err := readState(conn, topic, partition)
+			if err != nil {
+				return err
+			}
+			if st.Leader == victim || slices.Contains(st.ISR, victim) {
+				return fmt.Errorf("%+v", st)
+			}
+			return nil
+		})
+		moved := time.Since(paused)
+		// A client that meets the paused broker only in metadata it no
+		// longer gets: every live broker now names the new leader.
+		var seeds []string
+		for _, id := range live {
+			seeds = append(seeds, c.Broker(id).Addr)
+		}
+		fresh := newClient(t, seeds, chaosAcksAllOpts(topic)...)
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		r := &kgo.Record{Partition: partition, Value: fmt.Appendf(nil, "after-pause-%d", victim)}
+		err := fresh.ProduceSync(ctx, r).FirstErr()
+		cancel()
 		if err != nil {
-			return err
+			t.Fatalf("produce to partition %d after its leader moved: %v", partition, err)
 		}
-		if st.Leader == victim || slices.Contains(st.ISR, victim) {
-			return fmt.Errorf("%+v", st)
+		ok, _, _ := conn.Exists(fmt.Sprintf("/brokers/ids/%d", victim))
+		t.Logf("broker %d paused: partition %d's leader moved after %v, a write at offset %d acknowledged after %v (registration still exists: %v)",
+			victim, partition, moved.Round(time.Millisecond), r.Offset, time.Since(paused).Round(time.Millisecond), ok)
+		if !ok {
+			t.Errorf("broker %d's registration is gone: the session expired, the probes did not act", victim)
 		}
-		return nil
-	})
-	moved := time.Since(paused)
-	// A client that meets the paused broker only in metadata it no longer
-	// gets: every live broker now names the new leader.
-	fresh := newClient(t, []string{c.Broker(rest[1]).Addr, c.Broker(ctrl).Addr}, chaosAcksAllOpts(topic)...)
-	ctx, cancel := context.WithTimeout(context.Background(), budget)
-	r := &kgo.Record{Partition: 0, Value: []byte("after-pause")}
-	err := fresh.ProduceSync(ctx, r).FirstErr()
-	cancel()
-	if err != nil {
-		t.Fatalf("produce after the leader moved: %v", err)
-	}
-	ok, _, _ := conn.Exists(fmt.Sprintf("/brokers/ids/%d", victim))
-	t.Logf("broker %d paused: leader moved after %v, a write at offset %d acknowledged after %v (registration still exists: %v)",
-		victim, moved.Round(time.Millisecond), r.Offset, time.Since(paused).Round(time.Millisecond), ok)
-	if !ok {
-		t.Errorf("broker %d's registration is gone: the session expired, the probes did not act", victim)
+		if err := c.Broker(victim).Resume(); err != nil {
+			t.Fatal(err)
+		}
+		resumed = true
+		waitFullISR(t, conn, topic, 2, 3)
 	}
 
-	if err := c.Broker(victim).Resume(); err != nil {
+	pauseLeader(rest[0], 0, []int32{rest[1], ctrl})
+	epoch, err := controllerEpoch(conn)
+	if err != nil {
 		t.Fatal(err)
 	}
-	resumed = true
-	waitFullISR(t, conn, topic, 1, 3)
+	pauseLeader(ctrl, 1, rest)
+	next := waitController(t, conn, budget, func(id int32) bool { return id != ctrl })
+	if e, err := controllerEpoch(conn); err != nil || e != epoch+1 {
+		t.Errorf("controller epoch %d after the controller was paused (was %d): %v", e, epoch, err)
+	}
+	t.Logf("controller %d took over from paused %d", next, ctrl)
+
 	acked := p.stop(t)
 	c.WaitReady(t)
-	finishChaos(t, c, conn, topic, 1, acked)
+	finishChaos(t, c, conn, topic, 2, acked)
 }
