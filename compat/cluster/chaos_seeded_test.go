@@ -316,8 +316,10 @@ func (d *chaosDriver) restart(id int32) {
 }
 
 // waitRegistered waits (bounded) until every broker is running, registered
-// again and listed by every other, so that the next fault starts from a
-// whole cluster.
+// again and listed by every other, and every ISR is full, so that the next
+// fault starts from a whole cluster: a fault that lands while a returning
+// broker is still catching up is two faults at once. The wait is part of
+// the run's time, and of the refused seconds the fault before it owns.
 func (d *chaosDriver) waitRegistered() {
 	d.t.Helper()
 	waitUntil(d.t, 60*time.Second, "every broker running and registered", func() error {
@@ -336,6 +338,7 @@ func (d *chaosDriver) waitRegistered() {
 		return nil
 	})
 	d.nc.WaitReady(d.t)
+	waitISRSize(d.t, d.conn, d.topic, d.partitions, len(d.nc.Brokers), 60*time.Second)
 }
 
 // faultSpan is a time during which some brokers were faulty (all of them
