@@ -162,6 +162,16 @@ func (s *LeaderState) FailIsrChange(c IsrChange) bool {
 	return true
 }
 
+// AbandonIsrChange drops a pending change whose write never reached the
+// store, so that the next check may propose one again.
+func (s *LeaderState) AbandonIsrChange(c IsrChange) bool {
+	if !s.isPending(c) {
+		return false
+	}
+	s.pending = nil
+	return true
+}
+
 // IsrUpdateBlocked reports a failed ISR write awaiting a LeaderAndIsr.
 func (s *LeaderState) IsrUpdateBlocked() bool { return s.pending != nil && s.pendingFailed }
 

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -116,9 +117,16 @@ func (p *Partition) Status() Status {
 // and records it for
 // /isr_change_notification.
 type IsrWriter interface {
+	// WriteIsr returns an error wrapping ErrIsrWriteUnsent when the write
+	// did not reach the store (no connection, no session): the change is
+	// then proposed again later. Any other error is a refusal (the
+	// partition changed or went), which waits for the controller.
 	WriteIsr(topic string, partition int32, leader int32, c IsrChange) (newPartitionEpoch int32, err error)
 	RecordIsrChange(topic string, partition int32)
 }
+
+// ErrIsrWriteUnsent: an ISR write that never reached ZooKeeper.
+var ErrIsrWriteUnsent = errors.New("ISR write not sent")
 
 // New returns a hosted partition that is neither leader nor follower yet;
 // BecomeLeader or BecomeFollower (LeaderAndIsr) gives it a role. hw comes

@@ -1,5 +1,7 @@
 package replica
 
+import "errors"
+
 // The live side of leader-made ISR changes (Partition.maybeShrinkIsr /
 // maybeExpandIsr and their ZooKeeper write): the state machine proposes,
 // Partition writes the state znode through the IsrWriter outside its lock,
@@ -52,6 +54,13 @@ func (p *Partition) writeIsr(c IsrChange) {
 	}
 	p.mu.Lock()
 	defer p.unlock()
+	if errors.Is(err, ErrIsrWriteUnsent) {
+		// Kafka's ZooKeeper client retries until it is connected again;
+		// here the change is dropped and proposed afresh by the next
+		// check, against whatever the leader knows then.
+		p.leaderState.AbandonIsrChange(c)
+		return
+	}
 	if err != nil {
 		// A version conflict means the controller changed the partition;
 		// 3.9 keeps the old ISR and waits for its LeaderAndIsr.

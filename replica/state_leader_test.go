@@ -390,3 +390,25 @@ func TestSilentFollowerLeavesIsr(t *testing.T) {
 		t.Fatalf("shrink without FollowerSilenceMax: %+v", c)
 	}
 }
+
+// An ISR write that never reached ZooKeeper does not block the leader
+// until the next LeaderAndIsr, as a refused one does: the change is
+// proposed again.
+func TestUnsentIsrChangeProposedAgain(t *testing.T) {
+	s := NewLeaderState(1, LeaderConfig{ReplicaLagTimeMax: lag, MinInsyncReplicas: 1}, 0, 10)
+	s.BecomeLeader(LeaderAndIsr{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 5, Isr: []int32{1, 2}, PartitionEpoch: 7, Replicas: []int32{1, 2}}, 10, ms(0))
+	c := s.MaybeShrinkIsr(ms(lag.Milliseconds() + 1))
+	if c == nil {
+		t.Fatal("no shrink of a follower that never fetched")
+	}
+	if !s.AbandonIsrChange(*c) {
+		t.Fatal("pending change not abandoned")
+	}
+	again := s.MaybeShrinkIsr(ms(lag.Milliseconds() + 2))
+	if again == nil || !slices.Equal(again.Isr, c.Isr) {
+		t.Fatalf("after an unsent write: %+v, want %+v proposed again", again, c)
+	}
+	if !s.FailIsrChange(*again) || s.MaybeShrinkIsr(ms(lag.Milliseconds()+3)) != nil || !s.IsrUpdateBlocked() {
+		t.Fatal("a refused write did not block further changes")
+	}
+}

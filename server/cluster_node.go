@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/replica"
 	"github.com/kbroker/kbroker/zkbroker"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // nodeControl adapts zkbroker.Node to what the broker needs of it
@@ -128,12 +131,16 @@ func (b *Broker) claimProducerIDBlock() (int64, int64, error) {
 }
 
 func (c nodeControl) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
-	return c.n.UpdateIsr(topic, partition, kafkazk.LeaderAndIsr{
+	v, err := c.n.UpdateIsr(topic, partition, kafkazk.LeaderAndIsr{
 		Leader:          leader,
 		LeaderEpoch:     ch.LeaderEpoch,
 		ISR:             ch.Isr,
 		ControllerEpoch: ch.ControllerEpoch,
 	}, ch.PartitionEpoch)
+	if errors.Is(err, zkstore.ErrConnectionClosed) || errors.Is(err, zkstore.ErrSessionExpired) || errors.Is(err, zkbroker.ErrNotConnected) {
+		err = fmt.Errorf("%w: %w", replica.ErrIsrWriteUnsent, err)
+	}
+	return v, err
 }
 
 func (c nodeControl) RecordIsrChange(topic string, partition int32) {
