@@ -36,16 +36,32 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 	}
 	var (
 		known     incarnation
-		voted     bool // this broker holds a suspicion of known
 		lastVotes int
+		// vote is this broker's suspicion record, if any. It outlives the
+		// controller it names by knownDeadMaxAge (expires set): the
+		// controller elected next reads it to fence the deposed broker
+		// at once, whichever broker wins.
+		vote struct {
+			held    bool
+			id      int32
+			epoch   int64
+			expires time.Time
+		}
 	)
 	withdraw := func() {
-		if voted {
-			if err := kafkazk.WithdrawSuspicion(zk, known.id, known.epoch, n.cfg.BrokerID); err != nil {
+		if vote.held {
+			if err := kafkazk.WithdrawSuspicion(zk, vote.id, vote.epoch, n.cfg.BrokerID); err != nil {
 				n.log.Debug("withdrawing controller suspicion", "err", err)
 			}
 		}
-		voted, lastVotes = false, 0
+		vote.held, lastVotes = false, 0
+	}
+	// letExpire keeps the record for a while after its controller is gone.
+	letExpire := func() {
+		if vote.held && vote.expires.IsZero() {
+			vote.expires = time.Now().Add(knownDeadMaxAge)
+		}
+		lastVotes = 0
 	}
 	defer withdraw()
 	t := time.NewTicker(interval)
@@ -56,16 +72,19 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 			return
 		case <-t.C:
 		}
+		if vote.held && !vote.expires.IsZero() && time.Now().After(vote.expires) {
+			withdraw()
+		}
 		n.mu.Lock()
 		st := n.status
 		n.mu.Unlock()
 		if st.IsController || st.ControllerID < 0 || st.ControllerID == n.cfg.BrokerID {
-			withdraw()
+			letExpire()
 			known = incarnation{}
 			continue
 		}
 		if known.id != st.ControllerID || known.addr == "" {
-			withdraw()
+			letExpire()
 			inc, err := n.controllerIncarnation(zk, st.ControllerID)
 			if err != nil {
 				// No registration (its session is gone: the ordinary
@@ -78,7 +97,7 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 		target := brokerprobe.Target{ID: known.id, Epoch: known.epoch}
 		o := brokerprobe.Probe(ctx, known.addr, known.tls, brokerprobe.DefaultTimeout)
 		verdict := tracker.Observe(target, o, time.Now())
-		if o == brokerprobe.Reachable {
+		if o == brokerprobe.Reachable && vote.held && vote.id == known.id && vote.epoch == known.epoch {
 			withdraw()
 		}
 		switch verdict {
@@ -86,12 +105,15 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 		case brokerprobe.Unresponsive:
 			// Asked again on every failed probe until a majority agrees.
 			tracker.Rearm(target)
+			if vote.held && (vote.id != known.id || vote.epoch != known.epoch) {
+				withdraw()
+			}
 			votes, need, err := n.suspectController(zk, known.id, known.epoch)
 			if err != nil {
 				n.log.Warn("controller does not answer, and recording that failed", "controller", known.id, "err", err)
 				continue
 			}
-			voted = true
+			vote.held, vote.id, vote.epoch, vote.expires = true, known.id, known.epoch, time.Time{}
 			if votes < need {
 				if votes != lastVotes {
 					n.log.Info("controller does not answer this broker; waiting for a majority of the other brokers to agree",
@@ -119,7 +141,7 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 		}
 		// A deposition that fails is tried again on fresh evidence.
 		tracker.Forget(known.id)
-		withdraw()
+		letExpire()
 		known = incarnation{}
 	}
 }
