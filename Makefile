@@ -50,15 +50,23 @@ compat-cluster: deps build
 # three brokers in network namespaces (root needed), a producer and a
 # consumer group, FAULTS faults drawn from SEED (default: a fresh seed,
 # printed), then the checks and a one-line summary. The same SEED replays
-# the same schedule; REPORT=path writes a markdown report. compat-cluster
-# (make test) runs it with its default of 20 faults.
+# the same schedule; REPORT=path writes a markdown report. TARGET=kafka39
+# runs the same schedule and workload against Apache Kafka 3.9.1 brokers
+# (ZooKeeper mode, compat/lib39). compat-cluster (make test) runs it with
+# its default of 20 faults against kbroker. `make chaos-compare` runs one
+# seed against both and writes both reports into OUT.
 SEED    ?= $(shell date +%s)
 FAULTS  ?= 20
 REPORT  ?=
-.PHONY: chaos
-chaos: deps build
-	CHAOS_SEED=$(SEED) CHAOS_FAULTS=$(FAULTS) CHAOS_REPORT=$(REPORT) \
-		$(GO) test -count=1 -timeout 120m -run '^TestChaosSeeded$$' -v ./compat/cluster/
+TARGET  ?= kbroker
+OUT     ?= chaos-compare-$(SEED).md
+.PHONY: chaos chaos-compare
+chaos: deps build $(if $(filter kafka39,$(TARGET)),deps-kafka39)
+	CHAOS_SEED=$(SEED) CHAOS_FAULTS=$(FAULTS) CHAOS_REPORT=$(REPORT) CHAOS_TARGET=$(TARGET) \
+		$(GO) test -count=1 -timeout 180m -run '^TestChaosSeeded$$' -v ./compat/cluster/
+
+chaos-compare: deps build deps-kafka39
+	scripts/chaos-compare.sh $(SEED) $(FAULTS) $(OUT)
 
 # A local cluster: ZooKeeper on 127.0.0.1:2181 (data under data/zk) and
 # brokers 1-3 from config/cluster/ on 9092-9094, in the background. Pids and

@@ -58,10 +58,20 @@ func TestChaosSeeded(t *testing.T) {
 		partitions = 6
 		brokers    = 3
 	)
+	target := os.Getenv("CHAOS_TARGET")
+	start := harness.StartNetCluster
+	switch target {
+	case "", "kbroker":
+		target = "kbroker"
+	case "kafka39":
+		start = harness.StartNetClusterKafka39
+	default:
+		t.Fatalf("CHAOS_TARGET=%q: want kbroker or kafka39", target)
+	}
 	plan := chaosplan.Plan(seed, faults, brokers)
-	t.Logf("chaos: seed %d, %d faults:\n%s", seed, faults, chaosplan.Describe(plan))
+	t.Logf("chaos: seed %d, %d faults, target %s:\n%s", seed, faults, target, chaosplan.Describe(plan))
 
-	nc := harness.StartNetCluster(t, brokers, "replica.lag.time.max.ms=5000")
+	nc := start(t, brokers, "replica.lag.time.max.ms=5000")
 	conn := nc.ZK.Connect(t)
 	createTopic(t, nc.Cluster, topic, partitions, 3, minISR2)
 	waitFullISR(t, conn, topic, partitions, 3)
@@ -112,8 +122,8 @@ func TestChaosSeeded(t *testing.T) {
 	v := finishChaos(t, nc.Cluster, conn, topic, partitions, acked)
 
 	avail := availability(p, d.spans(), begin, end, partitions)
-	summary := fmt.Sprintf("chaos: seed=%d faults=%d target=kbroker acked=%d failed=%d lost=%d dup=%d moved=%d divergent=%d offsets-back=%d %v duration=%v",
-		seed, len(plan), len(acked), p.failures(), v.Lost, v.Duplicates, v.Moved, v.Divergent, len(g.movedBack),
+	summary := fmt.Sprintf("chaos: seed=%d faults=%d target=%s acked=%d failed=%d lost=%d dup=%d moved=%d divergent=%d offsets-back=%d %v duration=%v",
+		seed, len(plan), target, len(acked), p.failures(), v.Lost, v.Duplicates, v.Moved, v.Divergent, len(g.movedBack),
 		avail, end.Sub(begin).Round(time.Second))
 	t.Log(summary)
 	fmt.Println(summary)
@@ -121,7 +131,7 @@ func TestChaosSeeded(t *testing.T) {
 		t.Errorf("committed offset moved back: %s", m)
 	}
 	if path := os.Getenv("CHAOS_REPORT"); path != "" {
-		report := chaosReport(seed, plan, d.log, summary, faultCosts(p, d.log, end, partitions))
+		report := chaosReport(seed, target, plan, d.log, summary, faultCosts(p, d.log, end, partitions))
 		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 			t.Errorf("CHAOS_REPORT: %v", err)
 		}
@@ -584,10 +594,10 @@ func (g *chaosGroup) stop(t *testing.T) {
 }
 
 // chaosReport is the markdown report of a run.
-func chaosReport(seed uint64, plan []chaosplan.Fault, log []injected, summary string, costs []faultCost) string {
+func chaosReport(seed uint64, target string, plan []chaosplan.Fault, log []injected, summary string, costs []faultCost) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Chaos run, seed %d\n\n", seed)
-	fmt.Fprintf(&b, "`make chaos SEED=%d FAULTS=%d` replays this schedule.\n\n", seed, len(plan))
+	fmt.Fprintf(&b, "# Chaos run, seed %d, %s\n\n", seed, target)
+	fmt.Fprintf(&b, "`make chaos SEED=%d FAULTS=%d TARGET=%s` replays this schedule.\n\n", seed, len(plan), target)
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", summary)
 	b.WriteString("Refused partition-seconds by the kind of the latest fault to start (its hold, heal, recovery and the gap after it):\n\n")
 	b.WriteString("| fault | count | partition-seconds | refused |\n|---|---|---|---|\n")

@@ -27,13 +27,16 @@ const formatTimeout = 2 * time.Minute
 // Apache reports whether the harness runs Apache Kafka (KBROKER_APACHE_KAFKA=1).
 func Apache() bool { return os.Getenv(apacheEnv) == "1" }
 
-// apacheNode is what a Broker needs to run as a Kafka KRaft node.
+// apacheNode is what a Broker needs to run as a Kafka node: a KRaft node
+// (compat/lib), or a ZooKeeper-mode broker (zkMode, Kafka 3.9.1 from
+// compat/lib39) that needs no storage format.
 type apacheNode struct {
 	lib       string
 	clusterID string
 	// standalone: the node is a quorum of one (format --standalone).
 	standalone bool
 	formatted  bool
+	zkMode     bool
 }
 
 // apacheClusterID is a fixed base64 UUID: every node of a cluster must be
@@ -69,7 +72,7 @@ share.coordinator.state.topic.min.isr=1
 func (b *Broker) apacheCommand(t testing.TB) *exec.Cmd {
 	t.Helper()
 	cp := filepath.Join(b.apache.lib, "*")
-	if !b.apache.formatted {
+	if !b.apache.formatted && !b.apache.zkMode {
 		args := []string{"-cp", cp, "kafka.tools.StorageTool", "format", "-t", b.apache.clusterID, "-c", b.ConfigPath}
 		if b.apache.standalone {
 			args = append(args, "--standalone")
@@ -143,4 +146,43 @@ transaction.state.log.min.isr=%[2]d
 		out = append(out, registerClusterBroker(t, b, id))
 	}
 	return out
+}
+
+// kafka39Lib is where scripts/deps-kafka39.sh puts Kafka 3.9.1's jars.
+func kafka39Lib(t testing.TB) string {
+	t.Helper()
+	lib := filepath.Join(RepoRoot(t), "compat", "lib39")
+	if m, _ := filepath.Glob(filepath.Join(lib, "kafka_2.13-3.9.1.jar")); len(m) == 0 {
+		t.Fatalf("Kafka 3.9.1: no jars in %s; run scripts/deps-kafka39.sh (make deps-kafka39)", lib)
+	}
+	return lib
+}
+
+// kafka39RestartWindow bounds how long a Kafka 3.9 start is retried: Kafka
+// exits at start-up while its previous run's registration is still in
+// ZooKeeper (NodeExistsException), and a service manager restarts it
+// until that session has expired.
+const kafka39RestartWindow = 90 * time.Second
+
+// startRetrying starts a ZooKeeper-mode Kafka node the way a service
+// manager would: every time the process exits during start-up, it is
+// started again a second later, until it serves or the window is over.
+func (b *Broker) startRetrying(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(kafka39RestartWindow)
+	for attempt := 1; ; attempt++ {
+		b.launch(t)
+		b.mu.Lock()
+		done := b.done
+		b.mu.Unlock()
+		err := waitReady(b.Addr, done, time.Until(deadline))
+		if err == nil {
+			return
+		}
+		if !isClosed(done) || time.Now().After(deadline) {
+			t.Fatalf("Kafka 3.9.1 %s not ready after %d starts: %v\nlog tail:\n%s", b.Addr, attempt, err, tailFile(b.LogPath, 16<<10))
+		}
+		t.Logf("harness: Kafka 3.9.1 %s exited during start-up (start %d); starting it again in 1s, as a service manager would", b.Addr, attempt)
+		time.Sleep(time.Second)
+	}
 }

@@ -137,6 +137,10 @@ func (b *Broker) Restart(t testing.TB) {
 
 func (b *Broker) start(t testing.TB) {
 	t.Helper()
+	if b.apache != nil && b.apache.zkMode {
+		b.startRetrying(t)
+		return
+	}
 	b.launch(t)
 	b.waitStarted(t)
 }
@@ -169,6 +173,8 @@ func (b *Broker) launch(t testing.TB) {
 		args = append(args, "--override", o)
 	}
 	switch {
+	case cmd != nil && len(b.wrapper) > 0:
+		cmd = exec.Command(b.wrapper[0], append(append(b.wrapper[1:len(b.wrapper):len(b.wrapper)], cmd.Path), cmd.Args[1:]...)...)
 	case cmd != nil:
 	case len(b.wrapper) > 0:
 		cmd = exec.Command(b.wrapper[0], append(append(b.wrapper[1:len(b.wrapper):len(b.wrapper)], b.bin), args...)...)

@@ -129,6 +129,22 @@ type NetFault struct {
 // namespaces, links and rules.
 func StartNetCluster(t testing.TB, n int, overrides ...string) *NetCluster {
 	t.Helper()
+	return startNetCluster(t, n, false, overrides)
+}
+
+// StartNetClusterKafka39 is StartNetCluster with Apache Kafka 3.9.1
+// brokers in ZooKeeper mode (compat/lib39) in place of kbroker, on the same
+// settings: the same workload and faults can then be run against both. A
+// restarted Kafka broker is started again, a second later, each time it
+// exits during start-up (its previous registration still in ZooKeeper), as
+// a service manager would.
+func StartNetClusterKafka39(t testing.TB, n int, overrides ...string) *NetCluster {
+	t.Helper()
+	return startNetCluster(t, n, true, overrides)
+}
+
+func startNetCluster(t testing.TB, n int, kafka39 bool, overrides []string) *NetCluster {
+	t.Helper()
 	if Apache() {
 		t.Fatal("harness: StartNetCluster runs kbroker only (KBROKER_APACHE_KAFKA is set)")
 	}
@@ -143,7 +159,12 @@ func StartNetCluster(t testing.TB, n int, overrides ...string) *NetCluster {
 			t.Fatalf("harness: StartNetCluster needs %s: %v", tool, err)
 		}
 	}
-	bin := Build(t)
+	var bin, lib string
+	if kafka39 {
+		lib = kafka39Lib(t)
+	} else {
+		bin = Build(t)
+	}
 	nc := &NetCluster{t: t, nodes: map[NetNode]*netLink{}, Cluster: &Cluster{}}
 	// Registered before any process starts, so it runs after they stop.
 	t.Cleanup(nc.teardown)
@@ -174,6 +195,10 @@ func StartNetCluster(t testing.TB, n int, overrides ...string) *NetCluster {
 		// log file), and a start-up failure is not what these tests are
 		// about.
 		b := newBroker(t, bin, append(append(slices.Clone(clusterDefaults), "zookeeper.connection.timeout.ms=30000"), overrides...))
+		if kafka39 {
+			b.bin = "java"
+			b.apache = &apacheNode{lib: lib, zkMode: true}
+		}
 		b.Addr = net.JoinHostPort(l.addr, strconv.Itoa(netBrokerPort))
 		b.Port = netBrokerPort
 		b.wrapper = []string{"ip", "netns", "exec", l.ns}
