@@ -348,7 +348,27 @@ func (d *chaosDriver) waitRegistered() {
 		return nil
 	})
 	d.nc.WaitReady(d.t)
-	waitISRSize(d.t, d.conn, d.topic, d.partitions, len(d.nc.Brokers), 60*time.Second)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		states, err := readStates(d.conn, d.topic, d.partitions)
+		short := err
+		for part, s := range states {
+			if short == nil && len(s.ISR) < len(d.nc.Brokers) {
+				short = fmt.Errorf("partition %d: %+v", part, s)
+			}
+		}
+		if short == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			// Stuck: the brokers' goroutines go to their logs.
+			for _, b := range d.nc.Brokers {
+				b.DumpGoroutines()
+			}
+			d.t.Fatalf("ISRs not full within 60s of the heal: %v", short)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // faultSpan is a time during which some brokers were faulty (all of them

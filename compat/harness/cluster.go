@@ -237,6 +237,23 @@ func (b *Broker) Pause() error { return b.signal(syscall.SIGSTOP) }
 // Resume continues a paused broker with SIGCONT.
 func (b *Broker) Resume() error { return b.signal(syscall.SIGCONT) }
 
+// DumpGoroutines sends SIGQUIT, on which a Go process (kbroker) writes
+// every goroutine's stack to its log and exits, and waits for the exit: a
+// test that finds the cluster stuck calls it before failing. A JVM writes
+// a thread dump and keeps running.
+func (b *Broker) DumpGoroutines() {
+	if b.signal(syscall.SIGQUIT) != nil {
+		return
+	}
+	b.mu.Lock()
+	done := b.done
+	b.mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
 func (b *Broker) signal(sig syscall.Signal) error {
 	b.mu.Lock()
 	cmd, done := b.cmd, b.done
