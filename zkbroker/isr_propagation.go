@@ -98,5 +98,10 @@ func (n *Node) UpdateIsr(topic string, partition int32, newState kafkazk.LeaderA
 	if err != nil {
 		return 0, err
 	}
-	return kafkazk.UpdateIsr(zk, kafkazk.TopicPartition{Topic: topic, Partition: partition}, newState, expectedZkVersion)
+	v, err := kafkazk.UpdateIsr(zk, kafkazk.TopicPartition{Topic: topic, Partition: partition}, newState, expectedZkVersion)
+	if err != nil {
+		n.log.Warn("ISR change not written", "topic", topic, "partition", partition, "isr", newState.ISR,
+			"leaderEpoch", newState.LeaderEpoch, "expectedZkVersion", expectedZkVersion, "err", err)
+	}
+	return v, err
 }
