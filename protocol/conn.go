@@ -12,8 +12,8 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
