@@ -45,7 +45,7 @@ func (f *fetcher) fetchRequest(sts []*partitionState) (*kmsg.FetchRequest, []sen
 		p.Partition = st.part.Partition
 		p.CurrentLeaderEpoch = st.leaderEpoch
 		p.FetchOffset = st.fetchOffset
-		p.LastFetchedEpoch = lastFetchedEpoch(st.p.LeaderEpochEntries())
+		p.LastFetchedEpoch = lastFetchedEpoch(st.p.LeaderEpochEntries(), st.p.LogEndOffset())
 		p.LogStartOffset = st.p.LogStartOffset()
 		p.PartitionMaxBytes = f.cfg.ReplicaFetchMaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)

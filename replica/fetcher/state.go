@@ -62,10 +62,17 @@ func (s *partitionState) epochCache() *logstore.EpochCache {
 }
 
 // lastFetchedEpoch is the epoch of the last batch in the log: the latest
-// cache entry, since a follower adds one per new epoch it appends.
-func lastFetchedEpoch(entries []logstore.EpochEntry) int32 {
-	if len(entries) == 0 {
-		return replica.UndefinedEpoch
+// cache entry that starts below the log end. An entry at the log end holds
+// no records: a leader writes one when it takes over, and a broker that led
+// without appending anything then follows with it as its latest epoch. The
+// new leader never had that epoch, answers with the diverging epoch before
+// it, ending at this log's end; truncating there changes nothing, and a
+// fetch that named the empty epoch again would diverge forever.
+func lastFetchedEpoch(entries []logstore.EpochEntry, logEndOffset int64) int32 {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].StartOffset < logEndOffset {
+			return entries[i].Epoch
+		}
 	}
-	return entries[len(entries)-1].Epoch
+	return replica.UndefinedEpoch
 }

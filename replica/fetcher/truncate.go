@@ -89,7 +89,7 @@ func (f *fetcher) offsetForLeaderEpochRequest(sts []*partitionState) *kmsg.Offse
 		p := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
 		p.Partition = st.part.Partition
 		p.CurrentLeaderEpoch = st.leaderEpoch
-		p.LeaderEpoch = lastFetchedEpoch(st.p.LeaderEpochEntries())
+		p.LeaderEpoch = lastFetchedEpoch(st.p.LeaderEpochEntries(), st.p.LogEndOffset())
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 	}
 	return req
