@@ -65,6 +65,8 @@ func (m *zkMember) run(ctx context.Context) error {
 		// A registration held by another session: watched until it goes.
 		takenWatch <-chan zkstore.Event
 		takenWaits int
+		// holding: retry is the end of a candidacy hold, not a backoff.
+		holding bool
 	)
 	setStatus := func(s kafkazk.ControllerStatus) {
 		if s == status {
@@ -154,10 +156,12 @@ func (m *zkMember) run(ctx context.Context) error {
 				switch {
 				case err != nil:
 					fail("reading the controller", err)
-				case w == nil:
-					// No controller yet: stand once the hold is over.
+				case st.ControllerID < 0:
+					// No controller yet: follow the one another broker
+					// elects (the watch fires on creation), or stand once
+					// the hold is over.
 					setStatus(st)
-					retry = time.After(hold)
+					watch, retry, holding = w, time.After(hold), true
 				default:
 					setStatus(st)
 					watch = w
@@ -178,8 +182,12 @@ func (m *zkMember) run(ctx context.Context) error {
 		case <-m.zk.SessionChanged():
 		case <-watch:
 			watch = nil
+			if holding {
+				// Look again now rather than at the end of the hold.
+				retry, holding = nil, false
+			}
 		case <-retry:
-			retry = nil
+			retry, holding = nil, false
 		case <-takenWatch:
 			// The other session's registration changed or went: try now.
 			takenWatch, retry = nil, nil
@@ -198,17 +206,21 @@ func (m *zkMember) candidacyHold() time.Duration {
 // election; no watch when there is no controller.
 func (m *zkMember) followController() (kafkazk.ControllerStatus, <-chan zkstore.Event, error) {
 	ok, _, w, err := m.zk.ExistsW(kafkazk.ControllerPath)
-	if err != nil || !ok {
+	if err != nil {
 		return kafkazk.NoController, nil, err
+	}
+	if !ok {
+		// The watch fires when a controller is elected.
+		return kafkazk.NoController, w, nil
 	}
 	id, ours, err := kafkazk.ReadController(m.zk)
 	if err != nil {
 		return kafkazk.NoController, nil, err
 	}
 	if id < 0 || ours {
-		// Gone since, or ours from before the hold: elect normally
-		// after the hold.
-		return kafkazk.NoController, nil, nil
+		// Gone since (the watch has fired), or ours from before the
+		// hold: elect normally after the hold.
+		return kafkazk.NoController, w, nil
 	}
 	return kafkazk.ControllerStatus{ControllerID: id}, w, nil
 }
