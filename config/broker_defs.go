@@ -187,6 +187,10 @@ var brokerDefs = []brokerDef{
 
 	{"metrics.listener", "", tString, true, str(func(c *Config) *string { return &c.MetricsListener }, nil)},
 	{"pprof.enable", "false", tBool, false, boolean(func(c *Config) *bool { return &c.PprofEnable })},
+	// kbroker's own: how often the controller probes every broker, and the
+	// brokers the controller, to act on a failure before the ZooKeeper
+	// session expires; 0 turns probing off (Kafka's behaviour).
+	{"broker.probe.interval.ms", "250", tInt, false, ms(func(c *Config) *time.Duration { return &c.BrokerProbeInterval }, atLeast(0))},
 }
 
 var brokerDefIndex = func() map[string]int {

@@ -131,6 +131,9 @@ type Config struct {
 	MetricsListener string
 	// PprofEnable adds net/http/pprof under /debug/pprof on MetricsListener.
 	PprofEnable bool
+	// BrokerProbeInterval paces the controller's liveness probes of the
+	// brokers (and theirs of it); zero: off.
+	BrokerProbeInterval time.Duration
 
 	// values holds the text of every known key, set or default ("" for an
 	// unset nullable key); set marks the keys the file or an override gave.

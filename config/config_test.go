@@ -88,6 +88,7 @@ func TestDefaults(t *testing.T) {
 		{"connections.max.idle.ms", c.ConnectionsMaxIdle, 10 * time.Minute},
 		{"metrics.listener", c.MetricsListener, ""},
 		{"pprof.enable", c.PprofEnable, false},
+		{"broker.probe.interval.ms", c.BrokerProbeInterval, 250 * time.Millisecond},
 		{"standalone", c.Standalone(), true},
 	}
 	for _, ck := range checks {

@@ -27,6 +27,7 @@ func (b *Broker) newNode() (*zkbroker.Node, error) {
 		SessionTimeout:                     b.cfg.ZookeeperSessionTimeout,
 		ConnectionTimeout:                  b.cfg.ZookeeperConnectionTimeout,
 		SessionDir:                         sessionDir,
+		BrokerProbeInterval:                probeInterval(b.cfg.BrokerProbeInterval),
 		InterBrokerListener:                b.cfg.InterBrokerListenerName,
 		Endpoints:                          eps,
 		Rack:                               b.cfg.BrokerRack,
@@ -64,4 +65,13 @@ func (b *Broker) adoptClusterID(ctx context.Context, node *zkbroker.Node, nodeFa
 		return fmt.Errorf("log dirs: %w", err)
 	}
 	return nil
+}
+
+// probeInterval maps broker.probe.interval.ms, where 0 is off, onto
+// zkbroker's convention, where zero is the default and negative is off.
+func probeInterval(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

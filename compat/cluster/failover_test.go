@@ -217,10 +217,20 @@ func TestLeaderFailover(t *testing.T) {
 			wrote[r.Partition]++
 		}
 	}
-	described, err := kadm.NewClient(allAcks).DescribeProducers(ctx, kadm.TopicsSet{topic: nil})
-	if err != nil {
-		t.Fatalf("DescribeProducers: %v", err)
-	}
+	// A client of its own, asking until every leader it maps answers: a
+	// client's cached leaders can still name the killed broker for a few
+	// seconds after a failover this fast, and a request sent there fails
+	// to dial rather than being redirected.
+	admin := kadm.NewClient(newClient(t, survivors))
+	var described kadm.DescribedProducersTopics
+	waitUntil(t, 20*time.Second, "DescribeProducers answered by the live leaders", func() error {
+		d, err := admin.DescribeProducers(ctx, kadm.TopicsSet{topic: nil})
+		if err != nil {
+			return err
+		}
+		described = d
+		return nil
+	})
 	for _, p := range led {
 		dp, ok := described[topic].Partitions[p]
 		if !ok || dp.Err != nil {

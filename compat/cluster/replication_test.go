@@ -57,10 +57,12 @@ func TestReplicationAcksAll(t *testing.T) {
 // and every broker's Metadata shows the smaller ISR. After SIGCONT the
 // follower catches up and re-enters the ISR.
 func TestIsrShrinkExpand(t *testing.T) {
-	// A session longer than the pause: the follower must leave the ISR
-	// through the leader's lag check, not through the controller's
-	// broker-failure path.
-	c := harness.StartCluster(t, 3, "zookeeper.session.timeout.ms=30000")
+	// A session longer than the pause, and no probes: the follower must
+	// leave the ISR through the leader's lag check, not through the
+	// controller's broker-failure path (a probed controller fences a
+	// paused broker within seconds: TestPausedLeaderFencedBeforeSessionExpiry).
+	// The lag check is what a follower that answers but falls behind meets.
+	c := harness.StartCluster(t, 3, "zookeeper.session.timeout.ms=30000", "broker.probe.interval.ms=0")
 	conn := c.ZK.Connect(t)
 	const topic, partitions = "isr", 3
 	createTopic(t, c, topic, partitions, 3, minISR2)
