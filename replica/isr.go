@@ -63,17 +63,21 @@ func (s *LeaderState) MaybeShrinkIsr(now time.Time) *IsrChange {
 		}
 		f, ok := s.followers[id]
 		switch {
-		case !ok || !f.isCaughtUp(s.logEndOffset, now, s.cfg.ReplicaLagTimeMax):
+		case !ok:
 			out = append(out, id)
-		case s.silent(f, now):
+		case s.silent(f, now) && f.isCaughtUp(s.logEndOffset, now, s.cfg.ReplicaLagTimeMax+s.cfg.SilentFollowerGrace):
 			silent = append(silent, id)
+		case !f.isCaughtUp(s.logEndOffset, now, s.cfg.ReplicaLagTimeMax):
+			out = append(out, id)
 		}
 	}
-	// Silence alone never takes the ISR below min.insync.replicas. When
-	// that many followers fall silent at once, this leader is the likelier
-	// one to be cut off; an ISR of itself alone would leave the controller
-	// no replica to elect in its place, and acks=all writes are refused
-	// either way. The lag time still applies.
+	// Silence never takes the ISR below min.insync.replicas, nor does the
+	// lag time within SilentFollowerGrace of it when the lagging follower
+	// is also silent. When that many followers fall silent at once, this
+	// leader is the likelier one to be cut off, and the controller's probes
+	// move its leadership within seconds; an ISR of itself alone would
+	// leave the controller no replica to elect in its place, and acks=all
+	// writes are refused either way.
 	if len(s.isr)-len(out)-len(silent) >= s.EffectiveMinIsr() {
 		out = append(out, silent...)
 	}

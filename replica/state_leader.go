@@ -35,6 +35,13 @@ type LeaderConfig struct {
 	// recently it was caught up (isr.go, MaybeShrinkIsr). Zero: only
 	// ReplicaLagTimeMax applies, as in Kafka.
 	FollowerSilenceMax time.Duration
+	// SilentFollowerGrace keeps a follower that is both silent and past
+	// ReplicaLagTimeMax in an ISR at min.insync.replicas this much longer
+	// (isr.go, MaybeShrinkIsr): room for the controller, which handles a
+	// broker that stopped answering, to move a cut-off leader's
+	// partitions while their ISR still names a replica to elect. Zero:
+	// the lag time alone, as in Kafka.
+	SilentFollowerGrace time.Duration
 }
 
 // LeaderAndIsr is the part of a LeaderAndIsr partition state (or of the

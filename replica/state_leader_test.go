@@ -381,6 +381,32 @@ func TestSilentFollowerLeavesIsr(t *testing.T) {
 		t.Fatalf("after the lag time: shrink %+v, want ISR [1]", c)
 	}
 
+	// With a grace, silent followers stay past the lag time, until the
+	// grace is over too: the controller moves a cut-off leader's partition
+	// meanwhile, with a replica left in the ISR to elect.
+	const grace = 10 * time.Second
+	g := NewLeaderState(1, LeaderConfig{ReplicaLagTimeMax: lag, MinInsyncReplicas: 2, FollowerSilenceMax: silence, SilentFollowerGrace: grace}, 0, 10)
+	g.BecomeLeader(LeaderAndIsr{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 5, Isr: []int32{1, 2, 3}, PartitionEpoch: 7, Replicas: []int32{1, 2, 3}}, 10, ms(0))
+	fetch(t, g, 2, 10, 100)
+	fetch(t, g, 3, 10, 100)
+	appendTo(t, g, 20, 200)
+	if c := g.MaybeShrinkIsr(ms(100 + lag.Milliseconds() + 1)); c != nil {
+		t.Fatalf("within the grace: shrink %+v", c)
+	}
+	if c := g.MaybeShrinkIsr(ms(100 + (lag + grace).Milliseconds() + 1)); c == nil || !slices.Equal(c.Isr, []int32{1}) {
+		t.Fatalf("after the lag time and the grace: shrink %+v, want ISR [1]", c)
+	}
+	// The grace is for silence: a follower that fetches but stays behind
+	// leaves at the lag time, below min.insync.replicas too.
+	h := NewLeaderState(1, LeaderConfig{ReplicaLagTimeMax: lag, MinInsyncReplicas: 2, FollowerSilenceMax: silence, SilentFollowerGrace: grace}, 0, 10)
+	h.BecomeLeader(LeaderAndIsr{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 5, Isr: []int32{1, 2}, PartitionEpoch: 7, Replicas: []int32{1, 2}}, 10, ms(0))
+	fetch(t, h, 2, 10, 100)
+	appendTo(t, h, 20, 200)
+	fetch(t, h, 2, 12, lag.Milliseconds())
+	if c := h.MaybeShrinkIsr(ms(100 + lag.Milliseconds() + 1)); c == nil || !slices.Equal(c.Isr, []int32{1}) {
+		t.Fatalf("a fetching follower behind for the lag time: shrink %+v, want ISR [1]", c)
+	}
+
 	// Without the bound, only the lag time counts.
 	k := newLeader(t, 2, 10)
 	fetch(t, k, 3, 10, 100)

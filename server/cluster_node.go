@@ -158,13 +158,14 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 		}
 	}
 	opts := replica.Options{
-		LocalID:            b.cfg.BrokerID,
-		ReplicaLagTimeMax:  b.cfg.ReplicaLagTimeMax,
-		FollowerSilenceMax: b.followerSilenceMax(),
-		MinInsyncReplicas:  minIsr,
-		Now:                b.now,
-		IsrChanged:         b.metrics.isrChanged,
-		Delayed:            b.delayedOperations(),
+		LocalID:             b.cfg.BrokerID,
+		ReplicaLagTimeMax:   b.cfg.ReplicaLagTimeMax,
+		FollowerSilenceMax:  b.followerSilenceMax(),
+		SilentFollowerGrace: b.silentFollowerGrace(),
+		MinInsyncReplicas:   minIsr,
+		Now:                 b.now,
+		IsrChanged:          b.metrics.isrChanged,
+		Delayed:             b.delayedOperations(),
 
 		VerifyTransactions: b.cfg.TransactionPartitionVerificationEnable,
 	}
@@ -186,6 +187,18 @@ func (c nodeControl) CloseSession() { c.n.CloseSession() }
 // (30 s by default) has passed since it was last caught up.
 func (b *Broker) followerSilenceMax() time.Duration {
 	return min(b.cfg.ReplicaLagTimeMax, max(2*time.Second, 4*b.cfg.ReplicaFetchWaitMax))
+}
+
+// silentFollowerGrace: with the controller's probes on, a leader whose
+// ISR is down to min.insync.replicas keeps a silent follower 10 s past
+// replica.lag.time.max.ms. The probes fence a broker that stopped
+// answering in about 2.5 s; the margin covers a loaded machine. Without
+// probes, Kafka's lag time alone applies.
+func (b *Broker) silentFollowerGrace() time.Duration {
+	if b.cfg.BrokerProbeInterval <= 0 || b.cluster.control == nil {
+		return 0
+	}
+	return 10 * time.Second
 }
 
 // isrCheckInterval is how often leaders check their ISR: Kafka's
