@@ -50,7 +50,8 @@ compat-cluster: deps build
 # three brokers in network namespaces (root needed), a producer and a
 # consumer group, FAULTS faults drawn from SEED (default: a fresh seed,
 # printed), then the checks and a one-line summary. The same SEED replays
-# the same schedule; REPORT=path writes a markdown report. TARGET=kafka39
+# the same schedule; QUIET=min-max (default 1s-3s) is the quiet gap drawn
+# before each fault; REPORT=path writes a markdown report. TARGET=kafka39
 # runs the same schedule and workload against Apache Kafka 3.9.1 brokers
 # (ZooKeeper mode, compat/lib39). compat-cluster (make test) runs it with
 # its default of 20 faults against kbroker. `make chaos-compare` runs one
@@ -58,15 +59,16 @@ compat-cluster: deps build
 SEED    ?= $(shell date +%s)
 FAULTS  ?= 20
 REPORT  ?=
+QUIET   ?= 1s-3s
 TARGET  ?= kbroker
 OUT     ?= chaos-compare-$(SEED).md
 .PHONY: chaos chaos-compare
 chaos: deps build $(if $(filter kafka39,$(TARGET)),deps-kafka39)
-	CHAOS_SEED=$(SEED) CHAOS_FAULTS=$(FAULTS) CHAOS_REPORT=$(REPORT) CHAOS_TARGET=$(TARGET) \
+	CHAOS_SEED=$(SEED) CHAOS_FAULTS=$(FAULTS) CHAOS_QUIET=$(QUIET) CHAOS_REPORT=$(REPORT) CHAOS_TARGET=$(TARGET) \
 		$(GO) test -count=1 -timeout 180m -run '^TestChaosSeeded$$' -v ./compat/cluster/
 
 chaos-compare: deps build deps-kafka39
-	scripts/chaos-compare.sh $(SEED) $(FAULTS) $(OUT)
+	CHAOS_QUIET=$(QUIET) scripts/chaos-compare.sh $(SEED) $(FAULTS) $(OUT)
 
 # A local cluster: ZooKeeper on 127.0.0.1:2181 (data under data/zk) and
 # brokers 1-3 from config/cluster/ on 9092-9094, in the background. Pids and

@@ -3,16 +3,17 @@
 # and then against Apache Kafka 3.9.1 (ZooKeeper mode), one after the
 # other on the same machine, and writes both reports, with the two summary
 # lines side by side first, into one markdown file.
-# Usage: scripts/chaos-compare.sh SEED FAULTS OUT
+# Usage: [CHAOS_QUIET=5s-15s] scripts/chaos-compare.sh SEED FAULTS OUT
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seed=${1:?seed} faults=${2:?faults} out=${3:?output file}
+quiet=${CHAOS_QUIET:-1s-3s}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
 for target in kbroker kafka39; do
 	echo "chaos-compare: seed $seed, $faults faults, $target"
-	if ! CHAOS_SEED=$seed CHAOS_FAULTS=$faults CHAOS_TARGET=$target CHAOS_REPORT="$tmp/$target.md" \
+	if ! CHAOS_SEED=$seed CHAOS_FAULTS=$faults CHAOS_QUIET=$quiet CHAOS_TARGET=$target CHAOS_REPORT="$tmp/$target.md" \
 		go test -count=1 -timeout 180m -run '^TestChaosSeeded$' -v ./compat/cluster/ >"$tmp/$target.log" 2>&1; then
 		echo "chaos-compare: the $target run failed; its log tail:" >&2
 		tail -50 "$tmp/$target.log" >&2
@@ -20,9 +21,9 @@ for target in kbroker kafka39; do
 	fi
 done
 {
-	echo "# Chaos comparison, seed $seed, $faults faults"
+	echo "# Chaos comparison, seed $seed, $faults faults, quiet gaps $quiet"
 	echo
-	echo "The same schedule (\`make chaos-compare SEED=$seed FAULTS=$faults\`) and workload, run"
+	echo "The same schedule (\`make chaos-compare SEED=$seed FAULTS=$faults QUIET=$quiet\`) and workload, run"
 	echo "against kbroker and then against Apache Kafka 3.9.1 in ZooKeeper mode, on one machine."
 	echo
 	echo '```'

@@ -78,8 +78,49 @@ var brokerKinds = []struct {
 	{NetLossy, 1},
 }
 
-// Plan draws n faults for a cluster of brokers brokers.
+// Quiet bounds the quiet gap before each fault that does not overlap
+// another: how densely faults follow each other, and so what share of a
+// run a fault holds.
+type Quiet struct{ Min, Max time.Duration }
+
+// DefaultQuiet: one to three seconds, a fault holding about two thirds of
+// the run.
+var DefaultQuiet = Quiet{Min: time.Second, Max: 3 * time.Second}
+
+// ParseQuiet reads "5s-15s" (or "" for DefaultQuiet).
+func ParseQuiet(s string) (Quiet, error) {
+	if s == "" {
+		return DefaultQuiet, nil
+	}
+	lo, hi, ok := strings.Cut(s, "-")
+	if !ok {
+		return Quiet{}, fmt.Errorf("quiet gap %q: want min-max, like 5s-15s", s)
+	}
+	var q Quiet
+	var err error
+	if q.Min, err = time.ParseDuration(lo); err != nil {
+		return Quiet{}, err
+	}
+	if q.Max, err = time.ParseDuration(hi); err != nil {
+		return Quiet{}, err
+	}
+	if q.Min < 0 || q.Max < q.Min+time.Millisecond {
+		return Quiet{}, fmt.Errorf("quiet gap %q: want 0 <= min < max", s)
+	}
+	return q, nil
+}
+
+func (q Quiet) String() string { return fmt.Sprintf("%v-%v", q.Min, q.Max) }
+
+// Plan draws n faults for a cluster of brokers brokers, with the default
+// quiet gaps.
 func Plan(seed uint64, n, brokers int) []Fault {
+	return PlanQuiet(seed, n, brokers, DefaultQuiet)
+}
+
+// PlanQuiet is Plan with quiet gaps drawn from q. The seed and q together
+// name the schedule.
+func PlanQuiet(seed uint64, n, brokers int, q Quiet) []Fault {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	total := 0
 	for _, k := range brokerKinds {
@@ -111,7 +152,7 @@ func Plan(seed uint64, n, brokers int) []Fault {
 				f.Target, f.Broker = AnyBroker, int32(r.IntN(brokers)+1)
 			}
 		}
-		f.Gap = time.Duration(1000+r.IntN(2000)) * time.Millisecond
+		f.Gap = q.Min + time.Duration(r.IntN(int((q.Max-q.Min)/time.Millisecond)))*time.Millisecond
 		f.Hold = holdFor(r, f.Kind)
 		// Some broker faults overlap the broker fault before them.
 		if prev := len(out) - 1; prev >= 0 && f.Target != ZooKeeper && out[prev].Target != ZooKeeper &&

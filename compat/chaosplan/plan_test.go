@@ -3,6 +3,7 @@ package chaosplan
 import (
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestPlanIsAFunctionOfTheSeed(t *testing.T) {
@@ -44,5 +45,27 @@ func TestPlanCoversEveryKindAndStaysInBounds(t *testing.T) {
 	}
 	if overlaps == 0 {
 		t.Error("no overlapping faults")
+	}
+}
+
+// The default quiet gaps replay the schedules drawn before they could be
+// chosen, and other gaps bound every non-overlapping fault's gap.
+func TestQuietGaps(t *testing.T) {
+	if !reflect.DeepEqual(Plan(42, 50, 3), PlanQuiet(42, 50, 3, DefaultQuiet)) {
+		t.Fatal("Plan and PlanQuiet with the default gaps differ")
+	}
+	q, err := ParseQuiet("5s-15s")
+	if err != nil || q != (Quiet{Min: 5 * time.Second, Max: 15 * time.Second}) {
+		t.Fatalf("ParseQuiet: %v, %v", q, err)
+	}
+	for _, f := range PlanQuiet(42, 200, 3, q) {
+		if !f.Overlaps && (f.Gap < q.Min || f.Gap >= q.Max) {
+			t.Fatalf("%v: gap outside %v", f, q)
+		}
+	}
+	for _, bad := range []string{"5s", "15s-5s", "x-1s", "-1s-2s"} {
+		if _, err := ParseQuiet(bad); err == nil {
+			t.Errorf("ParseQuiet(%q) accepted", bad)
+		}
 	}
 }
