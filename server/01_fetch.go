@@ -1,6 +1,7 @@
 package server
 
-// Fetch, versions 4-16.
+// Fetch, versions 4-17 (v17, what Kafka 3.9 followers send, adds only a
+// KRaft directory id, unused here).
 //
 // Consumers read below the high watermark; read_committed ones
 // (isolation_level 1) below the last stable offset, and get the aborted
@@ -31,7 +32,7 @@ import (
 	"github.com/kbroker/kbroker/replica"
 )
 
-func init() { register(kmsg.Fetch.Int16(), 4, 16, handleFetch) }
+func init() { register(kmsg.Fetch.Int16(), 4, 17, handleFetch) }
 
 // copyThreshold: answers with less record data than this are copied into
 // memory and sent as a plain message; the zero-copy frame pays off above.

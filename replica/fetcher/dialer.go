@@ -71,3 +71,11 @@ type versionCap struct {
 }
 
 func (v versionCap) MaxVersion() int16 { return v.max }
+
+// SetVersion is franz-go's choice of version; a Fetch is fitted to it.
+func (v versionCap) SetVersion(version int16) {
+	v.Request.SetVersion(version)
+	if f, ok := v.Request.(*kmsg.FetchRequest); ok {
+		fitFetchVersion(f)
+	}
+}

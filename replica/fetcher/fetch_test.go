@@ -1,10 +1,12 @@
 package fetcher
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/logstore/logtest"
@@ -207,4 +209,43 @@ func TestUnreachableLeaderBackoffAndRecovery(t *testing.T) {
 	clock.Advance(time.Second)
 	waitFor(t, 5*time.Second, "catch-up after a reset", caughtUp(leaderLog, follower.log))
 	requireSameLog(t, leaderLog, follower.log)
+}
+
+// A Fetch sent below v15, because the topic has no id or the leader is
+// older, carries no ReplicaState tag: Kafka refuses a v12 Fetch with one.
+// From v15 the tag names the follower and its broker epoch.
+func TestFetchReplicaStateOnlyFromV15(t *testing.T) {
+	build := func() *kmsg.FetchRequest {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version = 16
+		req.ReplicaID = 2
+		req.ReplicaState.ID, req.ReplicaState.Epoch = 2, 77
+		return req
+	}
+	for _, tc := range []struct {
+		version int16
+		tagged  bool
+	}{{12, false}, {14, false}, {15, true}, {16, true}} {
+		req := build()
+		versionCap{Request: req, max: 16}.SetVersion(tc.version)
+		enc := req.AppendTo(nil)
+		untagged := build()
+		untagged.Version = tc.version
+		untagged.ReplicaState = kmsg.NewFetchRequestReplicaState()
+		if got := !bytes.Equal(enc, untagged.AppendTo(nil)); got != tc.tagged {
+			t.Errorf("v%d: tagged fields written %v, want %v", tc.version, got, tc.tagged)
+		}
+		back := kmsg.NewPtrFetchRequest()
+		back.Version = tc.version
+		if err := back.ReadFrom(enc); err != nil {
+			t.Fatalf("v%d: %v", tc.version, err)
+		}
+		id := back.ReplicaID
+		if tc.version >= 15 {
+			id = back.ReplicaState.ID
+		}
+		if id != 2 {
+			t.Errorf("v%d: replica id %d read back, want 2", tc.version, id)
+		}
+	}
 }
