@@ -43,7 +43,7 @@ compat: deps build
 # Cluster mode: a private ZooKeeper (scripts/zk.sh) and several broker
 # processes per test.
 .PHONY: compat-cluster
-compat-cluster: deps build
+compat-cluster: deps deps-kafka39 build
 	$(GO) test -count=1 -timeout 25m ./compat/cluster/
 
 # A seeded chaos run (compat/cluster/chaos_seeded_test.go): ZooKeeper and

@@ -195,7 +195,12 @@ func (c *fetchSessionCache) evictOne(size int, now time.Time) bool {
 func (s *fetchSession) update(changed []*sessionPartition, forgotten []sessionKey) {
 	for _, p := range changed {
 		if old := s.byKey[p.key]; old != nil {
-			old.fetchOffset, old.partitionMaxBytes, old.currentLeaderEpoch = p.fetchOffset, p.partitionMaxBytes, p.currentLeaderEpoch
+			// Everything the request says of it, as Kafka's
+			// CachedPartition.updateRequestParams: a follower's last
+			// fetched epoch and log start too. A stale last fetched epoch
+			// made every fetch of a follower that had caught up into a
+			// newer epoch diverge, so it truncated and refetched forever.
+			old.fetchPosition = p.fetchPosition
 			continue
 		}
 		s.byKey[p.key] = p

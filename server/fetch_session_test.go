@@ -53,7 +53,10 @@ func TestFetchSessionEpochs(t *testing.T) {
 func TestFetchSessionUpdateAndForget(t *testing.T) {
 	c := newFetchSessionCache(10, slog.Default())
 	s := c.create(sessParts("a", 3), false, time.Unix(0, 0))
-	changed := &sessionPartition{key: sessionKey{topic: "a", partition: 1}, fetchPosition: fetchPosition{fetchOffset: 42, partitionMaxBytes: 7}}
+	// A follower's change of last fetched epoch (it appended a newer
+	// epoch's records) and of log start offset count as much as its
+	// offset: a kept stale epoch made the next fetches diverge.
+	changed := &sessionPartition{key: sessionKey{topic: "a", partition: 1}, fetchPosition: fetchPosition{fetchOffset: 42, partitionMaxBytes: 7, currentLeaderEpoch: 3, followerLogStartOffset: 9, lastFetchedEpoch: 3}}
 	added := &sessionPartition{key: sessionKey{topic: "b", partition: 0}, fetchPosition: fetchPosition{fetchOffset: 5}}
 	s.update([]*sessionPartition{changed, added}, []sessionKey{{topic: "a", partition: 0}})
 	var keys []sessionKey
@@ -69,7 +72,7 @@ func TestFetchSessionUpdateAndForget(t *testing.T) {
 			t.Fatalf("partitions %v, want %v", keys, want)
 		}
 	}
-	if p := s.byKey[sessionKey{topic: "a", partition: 1}]; p.fetchOffset != 42 || p.partitionMaxBytes != 7 {
+	if p := s.byKey[sessionKey{topic: "a", partition: 1}]; p.fetchPosition != changed.fetchPosition {
 		t.Fatalf("changed partition not updated: %+v", p)
 	}
 	s.rotate(map[sessionKey]bool{{topic: "a", partition: 1}: true})
