@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/metadataversion"
 )
 
 // brokerDef is one server.properties key Kafka knows and we accept. def is
@@ -44,6 +46,11 @@ var brokerDefs = []brokerDef{
 	{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", tString, false, check(tString, nil)},
 	{"inter.broker.listener.name", "", tString, true, check(tString, nil)},
 	{"security.inter.broker.protocol", "PLAINTEXT", tString, false, check(tString, oneOf(Plaintext, SSL, SASLPlaintext, SASLSSL))},
+	{"inter.broker.protocol.version", metadataversion.Default, tString, false, func(c *Config, v string) error {
+		ibp, err := metadataversion.Parse(v)
+		c.InterBrokerProtocolVersion = ibp
+		return err
+	}},
 	{"log.dirs", "", tString, true, check(tString, nil)},
 	{"log.dir", "/tmp/kafka-logs", tString, false, check(tString, nil)},
 	{"num.partitions", "1", tInt, false, i32(func(c *Config) *int32 { return &c.NumPartitions }, atLeast(1))},

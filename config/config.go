@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kbroker/kbroker/metadataversion"
 )
 
 // Config is a broker's static configuration, read once at start-up.
@@ -29,6 +31,10 @@ type Config struct {
 	// themselves; Kafka's default is the listener named after
 	// security.inter.broker.protocol.
 	InterBrokerListenerName string
+	// InterBrokerProtocolVersion is inter.broker.protocol.version: what
+	// this broker writes and sends where the other brokers and the
+	// controller read it (docs/ibp.md).
+	InterBrokerProtocolVersion metadataversion.Version
 
 	LogDirs                  []string
 	NumPartitions            int32

@@ -89,6 +89,7 @@ func TestDefaults(t *testing.T) {
 		{"metrics.listener", c.MetricsListener, ""},
 		{"pprof.enable", c.PprofEnable, false},
 		{"broker.probe.interval.ms", c.BrokerProbeInterval, 250 * time.Millisecond},
+		{"inter.broker.protocol.version", c.InterBrokerProtocolVersion.String(), "3.9-IV0"},
 		{"standalone", c.Standalone(), true},
 	}
 	for _, ck := range checks {
@@ -176,6 +177,7 @@ func TestBadValueNamesKey(t *testing.T) {
 		{"metrics.listener", "nocolon"},
 		{"replica.fetch.wait.max.ms", "40000"},
 		{"log.cleaner.min.cleanable.ratio", "1.5"},
+		{"inter.broker.protocol.version", "4.0"},
 	}
 	for _, tt := range tests {
 		_, _, err := Load(writeProps(t, tt.key+"="+tt.value+"\n"), nil)

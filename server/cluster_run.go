@@ -28,6 +28,7 @@ func (b *Broker) newNode() (*zkbroker.Node, error) {
 		ConnectionTimeout:                  b.cfg.ZookeeperConnectionTimeout,
 		SessionDir:                         sessionDir,
 		BrokerProbeInterval:                probeInterval(b.cfg.BrokerProbeInterval),
+		InterBrokerProtocol:                b.cfg.InterBrokerProtocolVersion,
 		InterBrokerListener:                b.cfg.InterBrokerListenerName,
 		Endpoints:                          eps,
 		Rack:                               b.cfg.BrokerRack,

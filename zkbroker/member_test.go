@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/metadataversion"
 
 	"github.com/kbroker/kbroker/zkstore"
 	"github.com/kbroker/kbroker/zkstore/zktest"
@@ -347,4 +348,28 @@ func TestMemberHoldsCandidacy(t *testing.T) {
 		c3.Close()
 		m2.waitFor("broker 2 takes over once its hold is over", isController(3))
 	})
+}
+
+// The registration is what a Kafka 3.9 broker at the same
+// inter.broker.protocol.version writes: version 5 with the supported
+// features from 2.7-IV0, version 4 without them below.
+func TestRegistrationFollowsInterBrokerProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		ibp      string
+		version  int
+		features bool
+	}{{"2.6", 4, false}, {"2.7-IV0", 5, true}, {"3.9", 5, true}, {"", 5, true}} {
+		var ibp metadataversion.Version
+		if tc.ibp != "" {
+			var err error
+			if ibp, err = metadataversion.Parse(tc.ibp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := &Node{cfg: Config{InterBrokerProtocol: ibp}}
+		reg := n.registration()
+		if reg.Version != tc.version || (reg.Features != nil) != tc.features {
+			t.Errorf("IBP %q: version %d, features %v; want %d, %v", tc.ibp, reg.Version, reg.Features, tc.version, tc.features)
+		}
+	}
 }

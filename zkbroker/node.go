@@ -12,6 +12,7 @@ import (
 	"github.com/kbroker/kbroker/controller"
 	"github.com/kbroker/kbroker/internal/brokerprobe"
 	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/metadataversion"
 	"github.com/kbroker/kbroker/zkstore"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -45,6 +46,9 @@ type Config struct {
 	// (internal/brokerprobe); zero means brokerprobe.DefaultInterval,
 	// negative turns probing off.
 	BrokerProbeInterval time.Duration
+	// InterBrokerProtocol is inter.broker.protocol.version (zero:
+	// metadataversion.Latest).
+	InterBrokerProtocol metadataversion.Version
 	// SessionDir is a log dir where the ZooKeeper session's credentials
 	// are kept (session_file.go), so that the next run can close a
 	// session this one could not; empty: not kept.
@@ -206,12 +210,7 @@ func (n *Node) run(ctx context.Context, zk zkstore.Client) error {
 		n.status = kafkazk.NoController
 		n.mu.Unlock()
 	}()
-	// A 3.9 broker registers the feature range it supports; a Kafka
-	// controller with finalized features ignores a registration that does
-	// not cover them (KafkaController.processBrokerChange).
-	// metadata.version 1..21 is 3.9's range (21 = 3.9-IV0).
-	reg := kafkazk.BrokerZNode{Version: 5, JmxPort: -1, Rack: n.cfg.Rack,
-		Features: map[string]kafkazk.FeatureRange{"metadata.version": {Min: 1, Max: 21}}}
+	reg := n.registration()
 	for _, e := range n.cfg.Endpoints {
 		reg.Endpoints = append(reg.Endpoints, kafkazk.Endpoint(e))
 	}
@@ -307,6 +306,25 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 			n.log.Warn("resigning controller", "err", rerr)
 		}
 	}()
+}
+
+// registration is this broker's /brokers/ids record without endpoints, as
+// a Kafka 3.9 broker at the same inter.broker.protocol.version writes it.
+// From 2.7-IV0 a broker registers the feature range it supports, and a
+// Kafka controller with finalized features ignores a registration that
+// does not cover them (KafkaController.processBrokerChange);
+// metadata.version 1..21 is 3.9's range (21 = 3.9-IV0). Below, the record
+// is version 4, without features.
+func (n *Node) registration() kafkazk.BrokerZNode {
+	ibp := n.cfg.InterBrokerProtocol
+	if ibp == (metadataversion.Version{}) {
+		ibp = metadataversion.Latest
+	}
+	reg := kafkazk.BrokerZNode{Version: ibp.BrokerRegistrationVersion(), JmxPort: -1, Rack: n.cfg.Rack}
+	if ibp.FeatureVersioning() {
+		reg.Features = map[string]kafkazk.FeatureRange{"metadata.version": {Min: 1, Max: 21}}
+	}
+	return reg
 }
 
 // probeInterval is BrokerProbeInterval with its default; zero: off.

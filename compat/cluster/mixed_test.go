@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -62,6 +63,13 @@ func testMixedReplication(t *testing.T, ibp string) {
 	}
 	k, a, b := kafka[0], kbrokers[0], kbrokers[1]
 	t.Logf("IBP %s: controller %d (Kafka), K=%d (Kafka), A=%d and B=%d (kbroker)", ibp, ctrl, k, a, b)
+	// Both kinds register alike at this IBP: the same fields, the same
+	// record version (4 below 2.7-IV0, 5 with features from it).
+	kafkaReg, kbrokerReg := registrationJSON(t, conn, k), registrationJSON(t, conn, a)
+	if fmt.Sprint(sortedKeys(kafkaReg)) != fmt.Sprint(sortedKeys(kbrokerReg)) || fmt.Sprint(kafkaReg["version"]) != fmt.Sprint(kbrokerReg["version"]) {
+		t.Errorf("registrations differ: Kafka broker %d %v, kbroker %d %v", k, kafkaReg, a, kbrokerReg)
+	}
+	t.Logf("registration version %v, fields %v", kbrokerReg["version"], sortedKeys(kbrokerReg))
 	createTopicAssigned(t, c, topic, map[int32][]int32{0: {k, a, b}, 1: {a, k, b}, 2: {k, b, a}}, minISR2)
 	waitFullISR(t, conn, topic, partitions, 3)
 
@@ -139,4 +147,27 @@ func waitIsrWithout(t *testing.T, conn *zk.Conn, topic string, partitions int32,
 		return nil
 	})
 	return states
+}
+
+// registrationJSON is broker id's /brokers/ids record, decoded.
+func registrationJSON(t *testing.T, conn *zk.Conn, id int32) map[string]any {
+	t.Helper()
+	data, _, err := conn.Get(fmt.Sprintf("/brokers/ids/%d", id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("/brokers/ids/%d: %v", id, err)
+	}
+	return m
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
