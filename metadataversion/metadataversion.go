@@ -70,7 +70,6 @@ func mustParse(s string) Version {
 // The milestones the rules below test.
 var (
 	v0_10_0_IV1 = mustParse("0.10.0-IV1")
-	v0_11_0_IV2 = mustParse("0.11.0-IV2")
 	v1_0_IV0    = mustParse("1.0-IV0")
 	v2_2_IV0    = mustParse("2.2-IV0")
 	v2_4_IV0    = mustParse("2.4-IV0")
@@ -84,7 +83,6 @@ var (
 	v3_0_IV0    = mustParse("3.0-IV0")
 	v3_1_IV0    = mustParse("3.1-IV0")
 	v3_2_IV0    = mustParse("3.2-IV0")
-	v3_3_IV0    = mustParse("3.3-IV0")
 	v3_4_IV0    = mustParse("3.4-IV0")
 	v3_5_IV0    = mustParse("3.5-IV0")
 	v3_5_IV1    = mustParse("3.5-IV1")
