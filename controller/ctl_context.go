@@ -105,6 +105,16 @@ func newControllerContext() *controllerContext {
 	}
 }
 
+// topicName is the topic with id id.
+func (c *controllerContext) topicName(id [16]byte) (string, bool) {
+	for name, tid := range c.topicIDs {
+		if tid == id {
+			return name, true
+		}
+	}
+	return "", false
+}
+
 func (c *controllerContext) isLive(id int32) bool {
 	_, ok := c.brokers[id]
 	return ok

@@ -278,3 +278,49 @@ func TestLogDirFailure(t *testing.T) {
 		t.Errorf("log dir events left: %v", kids)
 	}
 }
+
+// AlterPartition end to end on the controller: the leader's shrink is
+// written at the next partition epoch and every broker hears of it by
+// UpdateMetadata; the same request again is answered with that state;
+// one at the old partition epoch with another ISR is INVALID_UPDATE_VERSION,
+// and a stale sender epoch is refused whole.
+func TestAlterPartitionWritesIsr(t *testing.T) {
+	h := newCtlHarness(t, 1, 2, 3)
+	c := h.becomeController(3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}})
+	h.run()
+	h.ch.Take()
+	before, version := h.state("orders", 0)
+	epoch := c.ctx.brokers[1].Epoch
+	shrink := AlterPartitionItem{Topic: "orders", Partition: 0, LeaderEpoch: before.LeaderEpoch, NewIsr: []int32{1, 3}, PartitionEpoch: version}
+	res, err := c.alterPartition(1, epoch, 3, []AlterPartitionItem{shrink})
+	if err != nil || len(res) != 1 || res[0].Err != nil || !slices.Equal(res[0].ISR, []int32{1, 3}) || res[0].PartitionEpoch != version+1 {
+		t.Fatalf("shrink: %+v, %v", res, err)
+	}
+	if s, v := h.state("orders", 0); !slices.Equal(s.ISR, []int32{1, 3}) || v != version+1 || s.LeaderEpoch != before.LeaderEpoch || s.ControllerEpoch != c.epoch {
+		t.Errorf("state znode after the shrink: %+v at version %d", s, v)
+	}
+	parts, _ := controllertest.UpdateMetadatas(h.ch.Take())
+	for _, id := range []int32{1, 2, 3} {
+		if _, ok := parts[id][kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; !ok {
+			t.Errorf("broker %d got no UpdateMetadata for orders-0", id)
+		}
+	}
+	again, err := c.alterPartition(1, epoch, 3, []AlterPartitionItem{shrink})
+	if err != nil || again[0].Err != nil || again[0].PartitionEpoch != version+1 {
+		t.Errorf("the same request again: %+v, %v", again, err)
+	}
+	other := shrink
+	other.NewIsr = []int32{1, 2}
+	if res, err := c.alterPartition(1, epoch, 3, []AlterPartitionItem{other}); err != nil || !errors.Is(res[0].Err, kerr.InvalidUpdateVersion) {
+		t.Errorf("old partition epoch: %+v, %v", res, err)
+	}
+	if _, err := c.alterPartition(1, epoch-1, 3, []AlterPartitionItem{shrink}); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		t.Errorf("stale broker epoch: %v", err)
+	}
+	byID := shrink
+	byID.Topic, byID.TopicID = "", [16]byte{9, 9}
+	if res, err := c.alterPartition(1, epoch, 3, []AlterPartitionItem{byID}); err != nil || !errors.Is(res[0].Err, kerr.UnknownTopicID) {
+		t.Errorf("unknown topic id: %+v, %v", res, err)
+	}
+}

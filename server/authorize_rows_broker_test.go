@@ -163,6 +163,33 @@ func brokerCases(f *authzFixture) []authzCase {
 			},
 		},
 		{
+			// Broker 7 does not exist: once authorized, the controller
+			// answers that its epoch is stale.
+			name: "AlterPartition", key: 56, version: 3,
+			acls: clusterAction, codes: []int16{clusterDenied}, notEnough: notEnough,
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				req := kmsg.NewPtrAlterPartitionRequest()
+				req.BrokerID, req.BrokerEpoch = 7, 70
+				rt := kmsg.NewAlterPartitionRequestTopic()
+				rt.TopicID = [16]byte{7}
+				rp := kmsg.NewAlterPartitionRequestTopicPartition()
+				rt.Partitions = append(rt.Partitions, rp)
+				req.Topics = append(req.Topics, rt)
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.AlterPartitionResponse)
+				if ph.denied {
+					wantCode(t, "AlterPartition", r.ErrorCode, ph.code)
+					if len(r.Topics) != 0 {
+						t.Errorf("denied answer lists %d topics", len(r.Topics))
+					}
+					return
+				}
+				wantCode(t, "AlterPartition", r.ErrorCode, kerr.StaleBrokerEpoch.Code)
+			},
+		},
+		{
 			// A coordinator's markers: ALTER or CLUSTER_ACTION.
 			name: "WriteTxnMarkers", key: 27, version: 1,
 			acls: clusterAction, codes: []int16{clusterDenied},

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kbroker/kbroker/controller"
 	"github.com/kbroker/kbroker/replica"
 )
 
@@ -38,6 +39,9 @@ type ClusterControl interface {
 	// ControlledShutdown moves leadership off a stopping broker and returns
 	// the partitions it still leads; brokerEpoch -1 skips the epoch check.
 	ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error)
+	// AlterPartition applies partition leaders' ISR changes as the
+	// controller (KIP-497); the error is the request's.
+	AlterPartition(ctx context.Context, brokerID int32, brokerEpoch int64, version int16, items []controller.AlterPartitionItem) ([]controller.AlterPartitionResult, error)
 	// ElectLeaders runs preferred (unclean false) or unclean elections;
 	// partitions nil means all. Each partition maps to nil or its error.
 	ElectLeaders(ctx context.Context, unclean bool, partitions []TopicPartition) (map[TopicPartition]error, error)

@@ -65,6 +65,10 @@ func (c nodeControl) ControlledShutdown(ctx context.Context, brokerID int32, bro
 	return out, err
 }
 
+func (c nodeControl) AlterPartition(ctx context.Context, brokerID int32, brokerEpoch int64, version int16, items []controller.AlterPartitionItem) ([]controller.AlterPartitionResult, error) {
+	return c.n.AlterPartition(ctx, brokerID, brokerEpoch, version, items)
+}
+
 func (c nodeControl) ElectLeaders(ctx context.Context, unclean bool, partitions []TopicPartition) (map[TopicPartition]error, error) {
 	typ := controller.ElectPreferred
 	if unclean {

@@ -457,6 +457,16 @@ func (n *Node) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpo
 	return c.ControlledShutdown(ctx, brokerID, brokerEpoch)
 }
 
+// AlterPartition is the controller's side of AlterPartition (KIP-497);
+// the error is the request's.
+func (n *Node) AlterPartition(ctx context.Context, brokerID int32, brokerEpoch int64, version int16, items []controller.AlterPartitionItem) ([]controller.AlterPartitionResult, error) {
+	c, err := n.controller()
+	if err != nil {
+		return nil, err
+	}
+	return c.AlterPartition(ctx, brokerID, brokerEpoch, version, items)
+}
+
 // ElectLeaders runs preferred or unclean elections (KIP-460); partitions
 // nil means all. Each partition maps to nil or its error (kerr or
 // *KafkaError).
