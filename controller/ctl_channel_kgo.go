@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/internal/wirefix"
 )
 
 // kgoBrokerChannel sends controller requests with one franz-go client per
@@ -80,7 +82,7 @@ func (k *kgoBrokerChannel) Send(ctx context.Context, id int32, req kmsg.Request)
 	if len(seeds) == 0 {
 		return nil, fmt.Errorf("broker %d: no seed broker", id)
 	}
-	return seeds[0].Request(ctx, req)
+	return seeds[0].Request(ctx, wirefix.Outgoing(req))
 }
 
 func (k *kgoBrokerChannel) close() {

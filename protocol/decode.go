@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/internal/wirefix"
 )
 
 // apiVersionsKey is ApiVersions, the one API whose unsupported versions are
@@ -60,6 +62,7 @@ func decodeRequest(frame []byte, versions versionsFunc) (*Request, error) {
 	case !served:
 		return nil, fmt.Errorf("unsupported version %d of %s", h.Version, kmsg.NameForKey(h.Key))
 	}
+	wirefix.Incoming(h.Key, h.Version, rest)
 	if err := body.ReadFrom(rest); err != nil {
 		return nil, fmt.Errorf("decoding %s v%d: %w", kmsg.NameForKey(h.Key), h.Version, err)
 	}

@@ -3,121 +3,250 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/compat/harness"
 )
 
 // Issue 14: kbroker replicates with Apache Kafka 3.9.1 brokers on one
 // ZooKeeper, at inter.broker.protocol.version 2.6 (leaders write ISR
-// changes to ZooKeeper) and at Kafka 3.9's default (Kafka leaders send
-// AlterPartition to the controller). Two Kafka brokers, C (the controller,
-// hosting no replica) and K, and two kbrokers, A and B; replication factor
-// 3, min.insync.replicas 2:
+// changes to ZooKeeper) and at Kafka 3.9's default (leaders send
+// AlterPartition to the controller). Two Kafka brokers and two kbrokers;
+// the first to start is the controller C and hosts no replica of the
+// topic; L1 is of C's kind, L2 and F2 of the other kind. Replication
+// factor 3, min.insync.replicas 2:
 //
-//	p0 [K A B]  a Kafka leader with kbroker followers
-//	p1 [A K B]  a kbroker leader with a Kafka and a kbroker follower
-//	p2 [K B A]
+//	p0 [L1 L2 F2]  led by C's kind, followed by the other
+//	p1 [L2 L1 F2]  led by the other kind, followed by both
+//	p2 [F2 L1 L2]
 //
-// Under an idempotent acks=all producer: B (a kbroker follower) and then K
-// (a Kafka follower of p1, leader of p0 and p2) are paused past
-// replica.lag.time.max.ms but within the session timeout, so each leaves
-// the ISRs through its leaders' lag checks and rejoins after SIGCONT, seen
-// in the state znodes; then K and A, the leaders of each kind, are
-// SIGKILLed and restarted in turn. The controller, Kafka's, stays up: a
-// kbroker controller of Kafka brokers is another test's subject.
+// Under an idempotent acks=all producer: a follower of each kind is paused
+// past replica.lag.time.max.ms but within the session timeout, so it leaves
+// the ISRs through its leaders' lag checks (the IBP's path) and rejoins
+// after SIGCONT, seen in the state znodes; the leaders of each kind are
+// SIGKILLed and restarted in turn. Then the controller's work, obeyed by
+// both kinds: a preferred leader election, a reassignment that moves a
+// replica from one kind to the other, a controlled shutdown (SIGTERM) of a
+// leader, and the deletion of a topic with replicas on both kinds.
 // Afterwards every acknowledged record is read once at its offset, and the
 // replicas of both kinds hold identical bytes below the high watermark.
+//
+// TestMixedClusterReplication runs it under a Kafka controller,
+// TestMixedClusterKbrokerController under a kbroker controller.
 func TestMixedClusterReplication(t *testing.T) {
 	for _, ibp := range []string{"2.6", "3.9"} {
-		t.Run("ibp-"+ibp, func(t *testing.T) { testMixedReplication(t, ibp) })
+		t.Run("ibp-"+ibp, func(t *testing.T) { testMixedCluster(t, ibp, true) })
 	}
 }
 
-func testMixedReplication(t *testing.T, ibp string) {
+func TestMixedClusterKbrokerController(t *testing.T) {
+	for _, ibp := range []string{"2.6", "3.9"} {
+		t.Run("ibp-"+ibp, func(t *testing.T) { testMixedCluster(t, ibp, false) })
+	}
+}
+
+func kindOf(c *harness.Cluster, id int32) string {
+	if c.Broker(id).Kafka39() {
+		return "Kafka"
+	}
+	return "kbroker"
+}
+
+func testMixedCluster(t *testing.T, ibp string, kafkaController bool) {
 	const topic, partitions = "mixed", 3
+	// Brokers start in id order and the first becomes the controller.
+	kinds := []bool{false, false, true, true}
+	if kafkaController {
+		kinds = []bool{true, true, false, false}
+	}
 	// A session longer than the pauses: a paused broker leaves the ISRs
 	// through the leaders, not through the controller's broker-failure
 	// path, and kbroker's probes are off for the same reason.
-	c := harness.StartMixedCluster(t, []bool{true, true, false, false},
+	c := harness.StartMixedCluster(t, kinds,
 		"inter.broker.protocol.version="+ibp, "zookeeper.session.timeout.ms=12000",
 		"broker.probe.interval.ms=0", "auto.leader.rebalance.enable=false")
 	conn := c.ZK.Connect(t)
 	ctrl := waitController(t, conn, 30*time.Second, anyBroker)
-	if !c.Broker(ctrl).Kafka39() {
-		t.Fatalf("controller %d is a kbroker; this test needs Kafka's (brokers start in id order, Kafka's first)", ctrl)
+	if c.Broker(ctrl).Kafka39() != kafkaController {
+		t.Fatalf("controller %d is a %s", ctrl, kindOf(c, ctrl))
 	}
-	var kafka, kbrokers []int32
+	var same, other []int32 // the controller's kind, the other kind
 	for _, b := range c.Brokers {
 		switch {
 		case b.ID == ctrl:
-		case b.Kafka39():
-			kafka = append(kafka, b.ID)
+		case b.Kafka39() == kafkaController:
+			same = append(same, b.ID)
 		default:
-			kbrokers = append(kbrokers, b.ID)
+			other = append(other, b.ID)
 		}
 	}
-	k, a, b := kafka[0], kbrokers[0], kbrokers[1]
-	t.Logf("IBP %s: controller %d (Kafka), K=%d (Kafka), A=%d and B=%d (kbroker)", ibp, ctrl, k, a, b)
+	// l1 leads p0 and is the controller's kind; l2 leads p1; f2 is the
+	// other kind's second broker.
+	l1, l2, f2 := same[0], other[0], other[1]
+	t.Logf("IBP %s: controller %d (%s); %d (%s), %d and %d (%s)", ibp, ctrl, kindOf(c, ctrl), l1, kindOf(c, l1), l2, f2, kindOf(c, l2))
+
 	// Both kinds register alike at this IBP: the same fields, the same
 	// record version (4 below 2.7-IV0, 5 with features from it).
-	kafkaReg, kbrokerReg := registrationJSON(t, conn, k), registrationJSON(t, conn, a)
+	kafkaID, kbrokerID := l1, l2
+	if !kafkaController {
+		kafkaID, kbrokerID = l2, l1
+	}
+	kafkaReg, kbrokerReg := registrationJSON(t, conn, kafkaID), registrationJSON(t, conn, kbrokerID)
 	if fmt.Sprint(sortedKeys(kafkaReg)) != fmt.Sprint(sortedKeys(kbrokerReg)) || fmt.Sprint(kafkaReg["version"]) != fmt.Sprint(kbrokerReg["version"]) {
-		t.Errorf("registrations differ: Kafka broker %d %v, kbroker %d %v", k, kafkaReg, a, kbrokerReg)
+		t.Errorf("registrations differ: Kafka broker %d %v, kbroker %d %v", kafkaID, kafkaReg, kbrokerID, kbrokerReg)
 	}
 	t.Logf("registration version %v, fields %v", kbrokerReg["version"], sortedKeys(kbrokerReg))
-	createTopicAssigned(t, c, topic, map[int32][]int32{0: {k, a, b}, 1: {a, k, b}, 2: {k, b, a}}, minISR2)
+
+	preferred := map[int32][]int32{0: {l1, l2, f2}, 1: {l2, l1, f2}, 2: {f2, l1, l2}}
+	createTopicAssigned(t, c, topic, preferred, minISR2)
+	createTopicAssigned(t, c, "mixed-doomed", map[int32][]int32{0: {l1, l2, f2}, 1: {f2, ctrl, l1}}, nil)
 	waitFullISR(t, conn, topic, partitions, 3)
 
 	p := startChaosProducer(t, c.Addrs(), "mx", partitions, chaosAcksAllOpts(topic)...)
 	waitProgress(t, p, "every partition takes writes", 30*time.Second, 0, 1, 2)
 
-	for _, paused := range []int32{b, k} {
-		kind := map[bool]string{true: "Kafka", false: "kbroker"}[c.Broker(paused).Kafka39()]
+	// f2 follows p0 and p1; l1 follows p1 and p2 (and leads p0).
+	for _, paused := range []int32{f2, l1} {
 		if err := c.Broker(paused).Pause(); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
 		shrunk := waitIsrWithout(t, conn, topic, partitions, paused, 30*time.Second)
-		t.Logf("%s broker %d paused: out of the ISRs after %v: %v", kind, paused, time.Since(start).Round(time.Millisecond), shrunk)
+		t.Logf("%s broker %d paused: out of the ISRs after %v: %v", kindOf(c, paused), paused, time.Since(start).Round(time.Millisecond), shrunk)
 		// Past replica.lag.time.max.ms (6 s) for certain, then back.
 		time.Sleep(time.Until(start.Add(8 * time.Second)))
 		if err := c.Broker(paused).Resume(); err != nil {
 			t.Fatal(err)
 		}
 		waitISRSize(t, conn, topic, partitions, 3, 60*time.Second)
-		t.Logf("%s broker %d back in every ISR %v after SIGCONT", kind, paused, time.Since(start).Round(time.Millisecond))
+		t.Logf("%s broker %d back in every ISR %v after SIGCONT", kindOf(c, paused), paused, time.Since(start).Round(time.Millisecond))
 		waitProgress(t, p, "every partition takes writes after the pause", 60*time.Second, 0, 1, 2)
 	}
 
-	for _, victim := range []int32{k, a} {
-		kind := map[bool]string{true: "Kafka", false: "kbroker"}[c.Broker(victim).Kafka39()]
-		states := mustStates(t, conn, topic, partitions)
-		var led []int32
-		for part, s := range states {
-			if s.Leader == victim {
-				led = append(led, part)
-			}
-		}
-		slices.Sort(led)
-		if len(led) == 0 {
-			t.Fatalf("%s broker %d leads nothing: %v", kind, victim, states)
-		}
+	for _, victim := range []int32{l1, l2} {
+		led := ledBy(t, conn, topic, partitions, victim)
 		c.Broker(victim).Kill()
 		start := time.Now()
 		for _, part := range led {
 			waitLeaderChange(t, conn, topic, part, victim, 60*time.Second)
 		}
-		t.Logf("%s leader %d killed: partitions %v moved after %v", kind, victim, led, time.Since(start).Round(time.Millisecond))
+		t.Logf("%s leader %d killed: partitions %v moved after %v", kindOf(c, victim), victim, led, time.Since(start).Round(time.Millisecond))
 		waitProgress(t, p, fmt.Sprintf("partitions %v take writes after the kill", led), 60*time.Second, led...)
 		c.Broker(victim).Restart(t)
 		waitISRSize(t, conn, topic, partitions, 3, 90*time.Second)
-		t.Logf("%s broker %d back in every ISR %v after the kill", kind, victim, time.Since(start).Round(time.Millisecond))
+		t.Logf("%s broker %d back in every ISR %v after the kill", kindOf(c, victim), victim, time.Since(start).Round(time.Millisecond))
 	}
+
+	admin := kadm.NewClient(newClient(t, c.Addrs()))
+	ctx := testCtx(t, 60*time.Second)
+
+	// Preferred leader election: every partition back to its first replica.
+	if _, err := admin.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {0: {}, 1: {}, 2: {}}}); err != nil {
+		t.Fatalf("ElectLeaders: %v", err)
+	}
+	waitUntil(t, 30*time.Second, "preferred leaders", func() error {
+		for part, replicas := range preferred {
+			s, err := readState(conn, topic, part)
+			if err != nil {
+				return err
+			}
+			if s.Leader != replicas[0] {
+				return fmt.Errorf("partition %d: %+v, preferred %d", part, s, replicas[0])
+			}
+		}
+		return nil
+	})
+	waitProgress(t, p, "every partition takes writes after the election", 60*time.Second, 0, 1, 2)
+
+	// Reassignment between kinds: p2's replica l2 moves to the controller,
+	// the other kind's broker to the controller's kind.
+	target := []int32{f2, l1, ctrl}
+	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	req.TimeoutMillis = 30_000
+	rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+	rp.Partition, rp.Replicas = 2, target
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, newClient(t, c.Addrs()))
+	if err != nil {
+		t.Fatalf("AlterPartitionReassignments: %v", err)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		t.Fatalf("AlterPartitionReassignments: %v", err)
+	}
+	if err := kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode); err != nil {
+		t.Fatalf("AlterPartitionReassignments, partition 2: %v", err)
+	}
+	waitUntil(t, 60*time.Second, fmt.Sprintf("partition 2 reassigned to %v", target), func() error {
+		a, err := topicAssignment(conn, topic)
+		if err != nil {
+			return err
+		}
+		s, err := readState(conn, topic, 2)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(a[2], target) || len(s.ISR) != 3 {
+			return fmt.Errorf("assignment %v, state %+v", a[2], s)
+		}
+		if ok, _, err := conn.Exists("/admin/reassign_partitions"); err != nil || ok {
+			return fmt.Errorf("/admin/reassign_partitions still there (%v)", err)
+		}
+		return nil
+	})
+	t.Logf("partition 2 reassigned from %v to %v", preferred[2], target)
+	waitProgress(t, p, "partition 2 takes writes after the reassignment", 60*time.Second, 2)
+
+	// Controlled shutdown of p0's leader: the controller moves its
+	// leadership before it stops, so no write fails.
+	led := ledBy(t, conn, topic, partitions, l1)
+	stopped := time.Now()
+	// Kafka's JVM exits with status 143 on SIGTERM; what matters is that it
+	// exits by itself.
+	if err := c.Broker(l1).Term(); err != nil {
+		t.Logf("broker %d after SIGTERM: %v", l1, err)
+	}
+	if c.Broker(l1).Running() {
+		t.Fatalf("broker %d still running after SIGTERM", l1)
+	}
+	for _, part := range led {
+		if s, err := readState(conn, topic, part); err != nil || s.Leader == l1 {
+			t.Errorf("partition %d still led by the stopped broker %d: %+v, %v", part, l1, s, err)
+		}
+	}
+	t.Logf("%s broker %d shut down in %v; its partitions %v moved first", kindOf(c, l1), l1, time.Since(stopped).Round(time.Millisecond), led)
+	c.Broker(l1).Restart(t)
+	waitISRSize(t, conn, topic, partitions, 3, 90*time.Second)
+
+	// Deleting a topic with replicas on both kinds: gone from ZooKeeper and
+	// from every broker's log dirs.
+	if _, err := admin.DeleteTopics(ctx, "mixed-doomed"); err != nil {
+		t.Fatalf("DeleteTopics: %v", err)
+	}
+	waitUntil(t, 60*time.Second, "mixed-doomed deleted everywhere", func() error {
+		if ok, _, err := conn.Exists("/brokers/topics/mixed-doomed"); err != nil || ok {
+			return fmt.Errorf("/brokers/topics/mixed-doomed still there (%v)", err)
+		}
+		for _, b := range c.Brokers {
+			for _, part := range []int{0, 1} {
+				if _, err := os.Stat(filepath.Join(b.LogDir, fmt.Sprintf("mixed-doomed-%d", part))); err == nil {
+					return fmt.Errorf("broker %d (%s) still has mixed-doomed-%d", b.ID, kindOf(c, b.ID), part)
+				}
+			}
+		}
+		return nil
+	})
 
 	waitProgress(t, p, "every partition takes writes at the end", 60*time.Second, 0, 1, 2)
 	acked := p.stop(t)
@@ -126,6 +255,19 @@ func testMixedReplication(t *testing.T, ibp string) {
 	}
 	v := finishChaos(t, c, conn, topic, partitions, acked)
 	t.Logf("IBP %s: %d acknowledged; lost %d, duplicates %d, moved %d, divergent %d", ibp, len(acked), v.Lost, v.Duplicates, v.Moved, v.Divergent)
+}
+
+// ledBy lists the partitions of topic broker id leads.
+func ledBy(t *testing.T, conn *zk.Conn, topic string, partitions int32, id int32) []int32 {
+	t.Helper()
+	var led []int32
+	for part, s := range mustStates(t, conn, topic, partitions) {
+		if s.Leader == id {
+			led = append(led, part)
+		}
+	}
+	slices.Sort(led)
+	return led
 }
 
 // waitIsrWithout waits until id is in none of the ISRs of the topic's
