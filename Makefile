@@ -44,7 +44,7 @@ compat: deps build
 # processes per test.
 .PHONY: compat-cluster
 compat-cluster: deps deps-kafka39 build
-	$(GO) test -count=1 -timeout 25m ./compat/cluster/
+	$(GO) test -count=1 -timeout 30m ./compat/cluster/
 
 # A seeded chaos run (compat/cluster/chaos_seeded_test.go): ZooKeeper and
 # three brokers in network namespaces (root needed), a producer and a
