@@ -50,3 +50,19 @@ func StartMixedCluster(t testing.TB, kafka39 []bool, overrides ...string) *Clust
 
 // Kafka39 reports whether the broker is an Apache Kafka 3.9.1 process.
 func (b *ClusterBroker) Kafka39() bool { return b.apache != nil && b.apache.zkMode }
+
+// SwitchKind makes a stopped broker the other kind on the same broker.id,
+// config and log dir: Apache Kafka 3.9.1 becomes kbroker and kbroker
+// becomes Kafka, as an operator replaces a broker in place. The next
+// Restart starts the new kind.
+func (b *ClusterBroker) SwitchKind(t testing.TB) {
+	t.Helper()
+	if b.Running() {
+		t.Fatalf("harness: SwitchKind of broker %d, which is still running", b.ID)
+	}
+	if b.Kafka39() {
+		b.bin, b.apache = Build(t), nil
+		return
+	}
+	b.bin, b.apache = "java", &apacheNode{lib: kafka39Lib(t), zkMode: true}
+}
