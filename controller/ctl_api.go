@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kbroker/kbroker/kafkazk"
 )
 
@@ -21,6 +23,22 @@ func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, bro
 		return err
 	})
 	return out, err
+}
+
+// CheckBrokerEpoch reports whether brokerID is registered at brokerEpoch,
+// as the controller checks a broker's request before acting on it:
+// BROKER_ID_NOT_REGISTERED or STALE_BROKER_EPOCH otherwise.
+func (c *Controller) CheckBrokerEpoch(ctx context.Context, brokerID int32, brokerEpoch int64) error {
+	return c.call(ctx, "CheckBrokerEpoch", func() error {
+		b, ok := c.ctx.brokers[brokerID]
+		switch {
+		case !ok:
+			return kerr.BrokerIDNotRegistered
+		case b.Epoch != brokerEpoch:
+			return kerr.StaleBrokerEpoch
+		}
+		return nil
+	})
 }
 
 // ElectLeaders runs preferred or unclean elections (KIP-460); partitions

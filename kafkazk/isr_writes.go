@@ -55,11 +55,35 @@ func UpdateIsr(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected in
 	if gerr != nil {
 		return 0, fmt.Errorf("writing ISR of %s-%d: %w", tp.Topic, tp.Partition, ErrIsrVersionConflict)
 	}
-	got, derr := DecodePartitionStateZNode(data)
-	if derr == nil && got.Leader == want.Leader && got.LeaderEpoch == want.LeaderEpoch &&
-		slices.Equal(got.ISR, want.ISR) && got.ControllerEpoch == want.ControllerEpoch &&
-		got.LeaderRecoveryState == want.LeaderRecoveryState {
+	if holds(data, want) {
 		return st.Version, nil
 	}
 	return 0, fmt.Errorf("writing ISR of %s-%d at version %d: %w", tp.Topic, tp.Partition, expected, ErrIsrVersionConflict)
+}
+
+// ReconcileIsr finds out whether a write of s at version expected, whose
+// outcome was lost with the connection, reached ZooKeeper: applied with
+// the znode's version if the znode holds s; not applied if the znode is
+// still at expected (the write may be proposed again); otherwise
+// ErrIsrVersionConflict, as for a refused write.
+func ReconcileIsr(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected int32) (version int32, applied bool, err error) {
+	data, st, err := zk.Get(PartitionStatePath(tp.Topic, tp.Partition))
+	switch {
+	case err != nil:
+		return 0, false, err
+	case holds(data, PartitionStateZNode(s)):
+		return st.Version, true, nil
+	case st.Version == expected:
+		return 0, false, nil
+	}
+	return 0, false, fmt.Errorf("ISR of %s-%d moved past version %d: %w", tp.Topic, tp.Partition, expected, ErrIsrVersionConflict)
+}
+
+// holds: the state znode's data is want, whatever its version (Kafka's
+// ReplicationUtils.checkLeaderAndIsrZkData).
+func holds(data []byte, want PartitionStateZNode) bool {
+	got, err := DecodePartitionStateZNode(data)
+	return err == nil && got.Leader == want.Leader && got.LeaderEpoch == want.LeaderEpoch &&
+		slices.Equal(got.ISR, want.ISR) && got.ControllerEpoch == want.ControllerEpoch &&
+		got.LeaderRecoveryState == want.LeaderRecoveryState
 }

@@ -47,3 +47,27 @@ func TestUpdateIsr(t *testing.T) {
 		t.Error("empty ISR written")
 	}
 }
+
+// A write whose answer was lost is settled by reading the znode: applied
+// when it holds the write, not applied when still at the expected version,
+// a conflict otherwise.
+func TestReconcileIsr(t *testing.T) {
+	h := newTestTree(t, 1, 2)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2}})
+	h.createPartitionState("orders", 0, PartitionStateZNode{ControllerEpoch: 1, Leader: 1, ISR: []int32{1, 2}})
+	tp := TopicPartition{"orders", 0}
+	shrink := LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}
+	if v, applied, err := ReconcileIsr(h.admin, tp, shrink, 0); err != nil || applied || v != 0 {
+		t.Fatalf("before the write: %d %v %v", v, applied, err)
+	}
+	if _, err := UpdateIsr(h.admin, tp, shrink, 0); err != nil {
+		t.Fatal(err)
+	}
+	if v, applied, err := ReconcileIsr(h.admin, tp, shrink, 0); err != nil || !applied || v != 1 {
+		t.Fatalf("after the write: %d %v %v", v, applied, err)
+	}
+	other := LeaderAndIsr{Leader: 1, ISR: []int32{1, 2}, LeaderEpoch: 1, ControllerEpoch: 1}
+	if _, applied, err := ReconcileIsr(h.admin, tp, other, 0); applied || !errors.Is(err, ErrIsrVersionConflict) {
+		t.Fatalf("another state: %v %v", applied, err)
+	}
+}

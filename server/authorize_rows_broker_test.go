@@ -190,6 +190,28 @@ func brokerCases(f *authzFixture) []authzCase {
 			},
 		},
 		{
+			// Broker 7 does not exist: once authorized, the controller
+			// answers that it is not registered, and hands out no ids.
+			name: "AllocateProducerIds", key: 67, version: 0,
+			acls: clusterAction, codes: []int16{clusterDenied}, notEnough: notEnough,
+			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+				req := kmsg.NewPtrAllocateProducerIDsRequest()
+				req.BrokerID, req.BrokerEpoch = 7, 70
+				return req
+			},
+			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+				r := resp.(*kmsg.AllocateProducerIDsResponse)
+				if r.ProducerIDLen != 0 {
+					t.Errorf("%d producer ids handed out", r.ProducerIDLen)
+				}
+				if ph.denied {
+					wantCode(t, "AllocateProducerIds", r.ErrorCode, ph.code)
+					return
+				}
+				wantCode(t, "AllocateProducerIds", r.ErrorCode, kerr.BrokerIDNotRegistered.Code)
+			},
+		},
+		{
 			// A coordinator's markers: ALTER or CLUSTER_ACTION.
 			name: "WriteTxnMarkers", key: 27, version: 1,
 			acls: clusterAction, codes: []int16{clusterDenied},

@@ -39,6 +39,9 @@ type ClusterControl interface {
 	// ControlledShutdown moves leadership off a stopping broker and returns
 	// the partitions it still leads; brokerEpoch -1 skips the epoch check.
 	ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error)
+	// AllocateProducerIDs claims the next producer id block for a broker,
+	// as the controller ([start, end)).
+	AllocateProducerIDs(ctx context.Context, brokerID int32, brokerEpoch int64) (start, end int64, err error)
 	// AlterPartition applies partition leaders' ISR changes as the
 	// controller (KIP-497); the error is the request's.
 	AlterPartition(ctx context.Context, brokerID int32, brokerEpoch int64, version int16, items []controller.AlterPartitionItem) ([]controller.AlterPartitionResult, error)

@@ -65,6 +65,10 @@ func (c nodeControl) ControlledShutdown(ctx context.Context, brokerID int32, bro
 	return out, err
 }
 
+func (c nodeControl) AllocateProducerIDs(ctx context.Context, brokerID int32, brokerEpoch int64) (int64, int64, error) {
+	return c.n.AllocateProducerIDs(ctx, brokerID, brokerEpoch)
+}
+
 func (c nodeControl) AlterPartition(ctx context.Context, brokerID int32, brokerEpoch int64, version int16, items []controller.AlterPartitionItem) ([]controller.AlterPartitionResult, error) {
 	return c.n.AlterPartition(ctx, brokerID, brokerEpoch, version, items)
 }

@@ -2,11 +2,13 @@ package zkbroker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // isrChangePropagator is the leader side's isr-change-propagation state:
@@ -98,10 +100,45 @@ func (n *Node) UpdateIsr(topic string, partition int32, newState kafkazk.LeaderA
 	if err != nil {
 		return 0, err
 	}
-	v, err := kafkazk.UpdateIsr(zk, kafkazk.TopicPartition{Topic: topic, Partition: partition}, newState, expectedZkVersion)
+	tp := kafkazk.TopicPartition{Topic: topic, Partition: partition}
+	v, err := kafkazk.UpdateIsr(zk, tp, newState, expectedZkVersion)
+	if errors.Is(err, zkstore.ErrConnectionClosed) {
+		v, err = n.reconcileIsr(tp, newState, expectedZkVersion, err)
+	}
 	if err != nil {
 		n.log.Warn("ISR change not written", "topic", topic, "partition", partition, "isr", newState.ISR,
 			"leaderEpoch", newState.LeaderEpoch, "expectedZkVersion", expectedZkVersion, "err", err)
 	}
 	return v, err
+}
+
+// reconcileIsr settles an ISR write whose connection closed before its
+// answer came: the write may have been applied. A leader that took it for
+// unsent proposed its next change against the old version, found the
+// znode holding the first one, and stopped changing its ISR until a
+// LeaderAndIsr that never came (its ISR in ZooKeeper stuck at the leader
+// alone). So the outcome is read once the client is connected again, for
+// at most a session timeout, as Kafka's ZooKeeper client retries a
+// request until it is connected again.
+func (n *Node) reconcileIsr(tp kafkazk.TopicPartition, s kafkazk.LeaderAndIsr, expected int32, cause error) (int32, error) {
+	deadline := time.Now().Add(n.cfg.SessionTimeout)
+	for time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		zk, err := n.client()
+		if err != nil {
+			continue
+		}
+		v, applied, err := kafkazk.ReconcileIsr(zk, tp, s, expected)
+		switch {
+		case errors.Is(err, zkstore.ErrConnectionClosed) || errors.Is(err, ErrNotConnected):
+			continue
+		case err != nil:
+			return 0, err
+		case applied:
+			n.log.Info("ISR change written before the connection closed", "topic", tp.Topic, "partition", tp.Partition, "isr", s.ISR, "zkVersion", v)
+			return v, nil
+		}
+		return 0, cause
+	}
+	return 0, cause
 }

@@ -1,6 +1,7 @@
 package zkbroker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -14,6 +15,26 @@ import (
 // conditionally on its version, retry on a conflict. It returns the block
 // as [start, end) so every broker hands out ids no other broker does.
 func (n *Node) ClaimProducerIDBlock() (start, end int64, err error) {
+	return n.claimProducerIDBlockFor(n.cfg.BrokerID)
+}
+
+// AllocateProducerIDs is the controller's side of AllocateProducerIds
+// (KIP-730), which brokers send from inter.broker.protocol.version 3.0-IV0
+// instead of writing /latest_producer_id_block themselves: the sender must
+// be registered at the epoch it names, and the block is written in its
+// name (KafkaController.processAllocateProducerIds).
+func (n *Node) AllocateProducerIDs(ctx context.Context, brokerID int32, brokerEpoch int64) (start, end int64, err error) {
+	c, err := n.controller()
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := c.CheckBrokerEpoch(ctx, brokerID, brokerEpoch); err != nil {
+		return 0, 0, err
+	}
+	return n.claimProducerIDBlockFor(brokerID)
+}
+
+func (n *Node) claimProducerIDBlockFor(brokerID int32) (start, end int64, err error) {
 	zk, err := n.client()
 	if err != nil {
 		return 0, 0, err
@@ -38,7 +59,7 @@ func (n *Node) ClaimProducerIDBlock() (start, end int64, err error) {
 				next = cur.BlockEnd + 1
 			}
 		}
-		blk := kafkazk.ProducerIDBlockZNode{Broker: n.cfg.BrokerID, BlockStart: next, BlockEnd: next + kafkazk.ProducerIDBlockSize - 1}
+		blk := kafkazk.ProducerIDBlockZNode{Broker: brokerID, BlockStart: next, BlockEnd: next + kafkazk.ProducerIDBlockSize - 1}
 		if version < 0 {
 			_, err = zk.Create(kafkazk.ProducerIDBlockPath, blk.Encode(), zkstore.ModePersistent)
 			if errors.Is(err, zkstore.ErrNodeExists) {

@@ -106,6 +106,30 @@ func testMixedCluster(t *testing.T, ibp string, kafkaController bool) {
 	}
 	t.Logf("registration version %v, fields %v", kbrokerReg["version"], sortedKeys(kbrokerReg))
 
+	// Every broker hands out producer ids, distinct ones: from 3.0-IV0 a
+	// Kafka broker asks the controller for each block (AllocateProducerIds),
+	// below it writes /latest_producer_id_block itself, as kbroker does.
+	pids := map[int64]int32{}
+	for _, b := range c.Brokers {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionTimeoutMillis = 60_000
+		cl := newClient(t, []string{b.Addr})
+		var resp *kmsg.InitProducerIDResponse
+		waitUntil(t, 30*time.Second, fmt.Sprintf("InitProducerId at broker %d (%s)", b.ID, kindOf(c, b.ID)), func() error {
+			r, err := cl.SeedBrokers()[0].Request(testCtx(t, 10*time.Second), req)
+			if err != nil {
+				return err
+			}
+			resp = r.(*kmsg.InitProducerIDResponse)
+			return kerr.ErrorForCode(resp.ErrorCode)
+		})
+		if other, dup := pids[resp.ProducerID]; dup || resp.ProducerID < 0 {
+			t.Errorf("broker %d handed out producer id %d (also from broker %d: %v)", b.ID, resp.ProducerID, other, dup)
+		}
+		pids[resp.ProducerID] = b.ID
+	}
+	t.Logf("producer ids by broker: %v", pids)
+
 	preferred := map[int32][]int32{0: {l1, l2, f2}, 1: {l2, l1, f2}, 2: {f2, l1, l2}}
 	createTopicAssigned(t, c, topic, preferred, minISR2)
 	createTopicAssigned(t, c, "mixed-doomed", map[int32][]int32{0: {l1, l2, f2}, 1: {f2, ctrl, l1}}, nil)
