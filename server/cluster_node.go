@@ -179,6 +179,9 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 	}
 	if w, ok := b.cluster.control.(replica.IsrWriter); ok {
 		opts.IsrWriter = w
+		if b.store == nil && b.cfg.InterBrokerProtocolVersion.AlterPartition() {
+			opts.IsrWriter = b.isrViaController
+		}
 	}
 	return opts
 }

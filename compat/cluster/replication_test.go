@@ -62,7 +62,10 @@ func TestIsrShrinkExpand(t *testing.T) {
 	// controller's broker-failure path (a probed controller fences a
 	// paused broker within seconds: TestPausedLeaderFencedBeforeSessionExpiry).
 	// The lag check is what a follower that answers but falls behind meets.
-	c := harness.StartCluster(t, 3, "zookeeper.session.timeout.ms=30000", "broker.probe.interval.ms=0")
+	// And at an inter.broker.protocol.version below 2.7-IV2, where the
+	// leader writes the state znode itself and announces the change;
+	// TestIsrChangesThroughController covers AlterPartition.
+	c := harness.StartCluster(t, 3, "zookeeper.session.timeout.ms=30000", "broker.probe.interval.ms=0", "inter.broker.protocol.version=2.7-IV1")
 	conn := c.ZK.Connect(t)
 	const topic, partitions = "isr", 3
 	createTopic(t, c, topic, partitions, 3, minISR2)
@@ -373,4 +376,64 @@ func verifyNoAckedLoss(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic st
 	}
 	stopAll(t, c)
 	compareReplicaLogs(t, c, conn, topic, hw)
+}
+
+// Issue 14: at Kafka 3.9's default inter.broker.protocol.version a leader
+// changes its ISR through the controller (AlterPartition), not by writing
+// the state znode itself: a paused follower leaves the ISR and comes back,
+// seen in the state znodes, and no /isr_change_notification is ever made.
+func TestIsrChangesThroughController(t *testing.T) {
+	c := harness.StartCluster(t, 3, "zookeeper.session.timeout.ms=30000", "broker.probe.interval.ms=0")
+	conn := c.ZK.Connect(t)
+	const topic, partitions = "isr-via-controller", 3
+	createTopic(t, c, topic, partitions, 3, minISR2)
+	waitFullISR(t, conn, topic, partitions, 3)
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
+	var follower int32 = -1
+	for _, b := range c.Brokers {
+		if b.ID != ctrl {
+			follower = b.ID
+			break
+		}
+	}
+	_, stat0, err := conn.Exists("/isr_change_notification")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Broker(follower).Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Broker(follower).Resume() })
+	var others []string
+	for _, b := range c.Brokers {
+		if b.ID != follower {
+			others = append(others, b.Addr)
+		}
+	}
+	oneAck := newClient(t, others, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()),
+		kgo.DisableIdempotentWrite(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	states := mustStates(t, conn, topic, partitions)
+	var watched []int32
+	for p, s := range states {
+		if s.Leader != follower {
+			watched = append(watched, p)
+		}
+	}
+	produceTo(t, oneAck, watched, "paused", 50)
+	shrunk := waitIsrWithout(t, conn, topic, partitions, follower, 30*time.Second)
+	t.Logf("broker %d paused: out of the ISRs it follows: %v", follower, shrunk)
+	if err := c.Broker(follower).Resume(); err != nil {
+		t.Fatal(err)
+	}
+	waitISRSize(t, conn, topic, partitions, 3, 30*time.Second)
+	_, stat, err := conn.Exists("/isr_change_notification")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stat.Cversion != stat0.Cversion {
+		t.Errorf("/isr_change_notification changed (cversion %d, was %d): a leader wrote its ISR change itself", stat.Cversion, stat0.Cversion)
+	}
+	waitUntil(t, 20*time.Second, "Metadata on every broker shows the full ISR", func() error {
+		return checkMetadataMatchesState(c, conn, topic, partitions)
+	})
 }

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/replica"
+)
+
+// alterPartitionWriter is a partition leader's ISR writer from
+// inter.broker.protocol.version 2.7-IV2 (KIP-497): instead of writing the
+// state znode and announcing the change under /isr_change_notification,
+// the leader asks the controller with AlterPartition, and the controller,
+// kbroker's or Kafka's, writes it and tells every broker.
+type alterPartitionWriter struct {
+	b *Broker
+
+	mu   sync.Mutex
+	addr string // the controller's inter-broker address cl talks to
+	cl   *kgo.Client
+}
+
+// alterPartitionTimeout bounds one AlterPartition round trip; the leader
+// proposes the change again on its next check when it runs out.
+const alterPartitionTimeout = 10 * time.Second
+
+// errAlterPartitionRefused is an answer that leaves the ISR as it is until
+// the controller's next LeaderAndIsr (a newer leader or partition epoch),
+// as a version conflict does on the ZooKeeper path.
+var errAlterPartitionRefused = errors.New("AlterPartition refused")
+
+func (w *alterPartitionWriter) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), alterPartitionTimeout)
+	defer cancel()
+	b := w.b
+	item := controller.AlterPartitionItem{Topic: topic, Partition: partition, LeaderEpoch: ch.LeaderEpoch,
+		NewIsr: ch.Isr, PartitionEpoch: ch.PartitionEpoch}
+	var res controller.AlterPartitionResult
+	if b.controllerID() == b.cfg.BrokerID && b.cluster.control.IsController() {
+		// The controller is this broker: no round trip through an address
+		// that may be reachable only from elsewhere.
+		out, err := b.cluster.control.AlterPartition(ctx, leader, b.cluster.control.BrokerEpoch(), alterPartitionVersion, []controller.AlterPartitionItem{item})
+		if err != nil {
+			return 0, fmt.Errorf("%w: AlterPartition: %w", replica.ErrIsrWriteUnsent, err)
+		}
+		res = out[0]
+	} else {
+		var err error
+		if res, err = w.send(ctx, leader, item); err != nil {
+			return 0, fmt.Errorf("%w: AlterPartition: %w", replica.ErrIsrWriteUnsent, err)
+		}
+	}
+	switch {
+	case res.Err == nil:
+		return res.PartitionEpoch, nil
+	case errors.Is(res.Err, kerr.InvalidUpdateVersion), errors.Is(res.Err, kerr.FencedLeaderEpoch),
+		errors.Is(res.Err, kerr.UnknownTopicOrPartition), errors.Is(res.Err, kerr.InvalidRequest):
+		return 0, fmt.Errorf("%w: %w", errAlterPartitionRefused, res.Err)
+	default:
+		// NOT_CONTROLLER, INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED and
+		// the like: propose again on the next check, against what the
+		// leader knows then (Kafka's AlterPartitionManager retries).
+		w.b.logger.Info("AlterPartition not applied; proposing again", "topic", topic, "partition", partition, "isr", ch.Isr, "err", res.Err)
+		return 0, fmt.Errorf("%w: AlterPartition: %w", replica.ErrIsrWriteUnsent, res.Err)
+	}
+}
+
+// RecordIsrChange does nothing: the controller made the change itself and
+// has told every broker.
+func (w *alterPartitionWriter) RecordIsrChange(string, int32) {}
+
+// alterPartitionVersion: v1, with topic names and the leader recovery
+// state, is served by every controller that serves AlterPartition.
+const alterPartitionVersion = 1
+
+func (w *alterPartitionWriter) send(ctx context.Context, leader int32, item controller.AlterPartitionItem) (controller.AlterPartitionResult, error) {
+	var none controller.AlterPartitionResult
+	cl, err := w.client()
+	if err != nil {
+		return none, err
+	}
+	req := kmsg.NewPtrAlterPartitionRequest()
+	req.Version = alterPartitionVersion
+	req.BrokerID, req.BrokerEpoch = leader, w.b.cluster.control.BrokerEpoch()
+	rt := kmsg.NewAlterPartitionRequestTopic()
+	rt.Topic = item.Topic
+	rp := kmsg.NewAlterPartitionRequestTopicPartition()
+	rp.Partition, rp.LeaderEpoch, rp.NewISR, rp.PartitionEpoch = item.Partition, item.LeaderEpoch, item.NewIsr, item.PartitionEpoch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return none, errors.New("no client for the controller")
+	}
+	kresp, err := seeds[0].Request(ctx, versionCapped{req, alterPartitionVersion})
+	if err != nil {
+		w.reset()
+		return none, err
+	}
+	resp := kresp.(*kmsg.AlterPartitionResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return none, err
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return none, fmt.Errorf("AlterPartition answer names %d topics", len(resp.Topics))
+	}
+	p := resp.Topics[0].Partitions[0]
+	return controller.AlterPartitionResult{Err: kerr.ErrorForCode(p.ErrorCode), Leader: p.LeaderID, LeaderEpoch: p.LeaderEpoch,
+		ISR: p.ISR, LeaderRecoveryState: p.LeaderRecoveryState, PartitionEpoch: p.PartitionEpoch}, nil
+}
+
+// client is a client for the current controller's inter-broker endpoint,
+// kept while the controller stays the same.
+func (w *alterPartitionWriter) client() (*kgo.Client, error) {
+	b := w.b
+	id := b.controllerID()
+	var addr string
+	for _, lb := range b.cluster.liveBrokers() {
+		if lb.ID == id {
+			if ep, ok := lb.Endpoints[b.cfg.InterBrokerListenerName]; ok {
+				addr = net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
+			}
+		}
+	}
+	if addr == "" {
+		return nil, fmt.Errorf("controller %d unknown or without a %s endpoint", id, b.cfg.InterBrokerListenerName)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cl != nil && w.addr == addr {
+		return w.cl, nil
+	}
+	if w.cl != nil {
+		w.cl.Close()
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RequestRetries(0)}, b.interBrokerOpts...)...)
+	if err != nil {
+		return nil, err
+	}
+	w.cl, w.addr = cl, addr
+	return cl, nil
+}
+
+// reset drops the client after a failed round trip; the next one dials
+// the controller afresh.
+func (w *alterPartitionWriter) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cl != nil {
+		w.cl.Close()
+		w.cl, w.addr = nil, ""
+	}
+}
+
+// versionCapped keeps franz-go from raising a request's version to the
+// broker's highest: it sends min(MaxVersion, the broker's). Without it an
+// AlterPartition filled for v1 (topic names, a plain ISR) went out as v3,
+// which names topics by id, and every answer was UNKNOWN_TOPIC_ID.
+type versionCapped struct {
+	kmsg.Request
+	max int16
+}
+
+func (v versionCapped) MaxVersion() int16 { return v.max }
