@@ -17,7 +17,9 @@ import (
 	"github.com/kbroker/kbroker/replica"
 )
 
-// alterPartitionWriter is a partition leader's ISR writer from
+// alterPartitionWriter talks to the controller for what a broker asks of
+// it from newer inter.broker.protocol.versions: it is a partition leader's
+// ISR writer from
 // inter.broker.protocol.version 2.7-IV2 (KIP-497): instead of writing the
 // state znode and announcing the change under /isr_change_notification,
 // the leader asks the controller with AlterPartition, and the controller,
@@ -172,3 +174,45 @@ type versionCapped struct {
 }
 
 func (v versionCapped) MaxVersion() int16 { return v.max }
+
+// allocateProducerIDs asks the controller for the next block of producer
+// ids (AllocateProducerIds, KIP-730) and returns it as [start, end).
+func (w *alterPartitionWriter) allocateProducerIDs() (int64, int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), alterPartitionTimeout)
+	defer cancel()
+	b := w.b
+	epoch := b.cluster.control.BrokerEpoch()
+	if b.controllerID() == b.cfg.BrokerID && b.cluster.control.IsController() {
+		start, end, err := b.cluster.control.AllocateProducerIDs(ctx, b.cfg.BrokerID, epoch)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%w: %v", kerr.CoordinatorNotAvailable, err)
+		}
+		return start, end, nil
+	}
+	cl, err := w.client()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)
+	}
+	req := kmsg.NewPtrAllocateProducerIDsRequest()
+	req.BrokerID, req.BrokerEpoch = b.cfg.BrokerID, epoch
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return 0, 0, kerr.CoordinatorNotAvailable
+	}
+	kresp, err := seeds[0].Request(ctx, req)
+	if err != nil {
+		w.reset()
+		return 0, 0, fmt.Errorf("%w: AllocateProducerIds: %w", kerr.CoordinatorNotAvailable, err)
+	}
+	resp := kresp.(*kmsg.AllocateProducerIDsResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		// The client asking for a producer id may retry; what the
+		// controller said is for this log.
+		b.logger.Info("AllocateProducerIds refused", "err", err)
+		return 0, 0, fmt.Errorf("%w: AllocateProducerIds: %v", kerr.CoordinatorNotAvailable, err)
+	}
+	if resp.ProducerIDLen <= 0 {
+		return 0, 0, fmt.Errorf("AllocateProducerIds: an empty block at %d", resp.ProducerIDStart)
+	}
+	return resp.ProducerIDStart, resp.ProducerIDStart + int64(resp.ProducerIDLen), nil
+}

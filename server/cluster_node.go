@@ -127,8 +127,13 @@ func (c nodeControl) ClaimProducerIDBlock() (int64, int64, error) {
 }
 
 // claimProducerIDBlock claims producer ids from the cluster's shared
-// counter (cluster mode).
+// counter (cluster mode): through the controller (AllocateProducerIds) from
+// inter.broker.protocol.version 3.0-IV0, as Kafka's brokers do, and in
+// /latest_producer_id_block directly below.
 func (b *Broker) claimProducerIDBlock() (int64, int64, error) {
+	if b.store == nil && b.cfg.InterBrokerProtocolVersion.AllocateProducerIDs() {
+		return b.isrViaController.allocateProducerIDs()
+	}
 	c, ok := b.cluster.control.(interface {
 		ClaimProducerIDBlock() (int64, int64, error)
 	})
