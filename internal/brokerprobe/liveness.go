@@ -70,20 +70,29 @@ func (o Outcome) String() string {
 // any SASL exchange), the start of a TLS handshake on an SSL one. Any
 // reply, even an error, shows a process that serves; the probe's own
 // credentials never matter.
+//
+// The connection gets twice timeout, the exchange timeout: a lost SYN or
+// SYN-ACK is sent again only after a second, so on a lossy link a probe
+// bounded by one second as a whole failed about one time in three, two
+// in a row often enough to fence a healthy broker. A paused broker's
+// kernel still completes the connection, so it is judged on the exchange
+// as before; a broker the network cuts off takes one timeout longer.
 func Probe(ctx context.Context, addr string, useTLS bool, timeout time.Duration) Outcome {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	dctx, dcancel := context.WithTimeout(ctx, 2*timeout)
+	defer dcancel()
 	d := net.Dialer{}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := d.DialContext(dctx, "tcp", addr)
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return Refused
-	case err != nil && ctx.Err() != nil:
+	case err != nil && dctx.Err() != nil:
 		return Unanswered
 	case err != nil:
 		return Unknown
 	}
 	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	deadline, _ := ctx.Deadline()
 	_ = conn.SetDeadline(deadline)
 	if useTLS {
@@ -147,8 +156,9 @@ type Policy struct {
 
 // DefaultPolicy: three refusals over at least 600 ms, or two failed probes
 // over at least a second. Probed every 250 ms with a one-second timeout,
-// that is a verdict about a second after a death and about two and a half
-// seconds after a broker stops answering.
+// that is a verdict about a second after a death, about two and a half
+// seconds after a broker stops answering, and about four and a half after
+// the network cuts it off (a connection gets two timeouts: Probe).
 var DefaultPolicy = Policy{Refusals: 3, MinSpan: 600 * time.Millisecond, Silences: 2, SilentSpan: time.Second}
 
 // DefaultInterval is how often the callers probe each broker.
