@@ -31,7 +31,7 @@ func (c *Controller) AlterPartition(ctx context.Context, brokerID int32, brokerE
 // every broker gets UpdateMetadata for the partitions asked about (the
 // leader has its answer), and reassignments waiting for a new ISR go on.
 func (c *Controller) alterPartition(brokerID int32, brokerEpoch int64, version int16, items []AlterPartitionItem) ([]AlterPartitionResult, error) {
-	if err := checkAlterPartitionBroker(c.ctx, brokerID, brokerEpoch); err != nil {
+	if err := checkBrokerEpoch(c.ctx, brokerID, brokerEpoch, kerr.StaleBrokerEpoch); err != nil {
 		c.log.Info("refusing AlterPartition from a broker at a stale epoch", "broker", brokerID, "brokerEpoch", brokerEpoch)
 		return nil, err
 	}
@@ -47,18 +47,17 @@ func (c *Controller) alterPartition(brokerID int32, brokerEpoch int64, version i
 			}
 			tp.Topic = name
 		}
+		cur, ok := c.ctx.leadership[tp]
+		if ok {
+			known = append(known, tp)
+		}
 		next, res := decideAlterPartition(c.ctx, brokerID, version, tp, it)
 		if next == nil {
 			out[i] = res
-			if res.Err == nil || !errors.Is(res.Err, kerr.UnknownTopicOrPartition) {
-				known = append(known, tp)
-			}
 			continue
 		}
-		known = append(known, tp)
-		cur := c.ctx.leadership[tp]
 		written := partitionLeadership{leaderAndIsr: *next, ControllerEpoch: c.epoch}
-		res2, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, &zkstore.OpSet{
+		wrote, err := kafkazk.ControllerWrite(c.zk, c.epochZkVersion, &zkstore.OpSet{
 			Path:    kafkazk.PartitionStatePath(tp.Topic, tp.Partition),
 			Data:    written.znode().Encode(),
 			Version: cur.PartitionEpoch,
@@ -74,7 +73,7 @@ func (c *Controller) alterPartition(brokerID int32, brokerEpoch int64, version i
 			out[i].Err = kerr.UnknownServerError
 			continue
 		}
-		written.PartitionEpoch = res2[0].Stat.Version
+		written.PartitionEpoch = wrote[0].Stat.Version
 		c.ctx.leadership[tp] = written
 		out[i] = resultOf(written.leaderAndIsr)
 		changed = append(changed, tp)

@@ -30,14 +30,7 @@ func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, bro
 // BROKER_ID_NOT_REGISTERED or STALE_BROKER_EPOCH otherwise.
 func (c *Controller) CheckBrokerEpoch(ctx context.Context, brokerID int32, brokerEpoch int64) error {
 	return c.call(ctx, "CheckBrokerEpoch", func() error {
-		b, ok := c.ctx.brokers[brokerID]
-		switch {
-		case !ok:
-			return kerr.BrokerIDNotRegistered
-		case b.Epoch != brokerEpoch:
-			return kerr.StaleBrokerEpoch
-		}
-		return nil
+		return checkBrokerEpoch(c.ctx, brokerID, brokerEpoch, kerr.BrokerIDNotRegistered)
 	})
 }
 

@@ -38,13 +38,19 @@ func resultOf(l leaderAndIsr) AlterPartitionResult {
 		LeaderRecoveryState: l.LeaderRecoveryState, PartitionEpoch: l.PartitionEpoch}
 }
 
-// checkAlterPartitionBroker is the request-level check of
-// KafkaController.tryProcessAlterPartition: the sender must be a live
-// broker at the epoch it names, or its view is stale (a restarted broker's
-// leftover request, or a broker this controller fenced).
-func checkAlterPartitionBroker(ctx *controllerContext, brokerID int32, brokerEpoch int64) error {
+// checkBrokerEpoch is the check the controller makes of a broker's
+// request before acting on it: the sender must be a live broker at the
+// epoch it names, or its view is stale (a restarted broker's leftover
+// request, or a broker this controller fenced). unknown is the error for
+// a broker not registered at all, which differs by request: Kafka answers
+// AlterPartition with STALE_BROKER_EPOCH, AllocateProducerIds with
+// BROKER_ID_NOT_REGISTERED.
+func checkBrokerEpoch(ctx *controllerContext, brokerID int32, brokerEpoch int64, unknown error) error {
 	b, ok := ctx.brokers[brokerID]
-	if !ok || b.Epoch != brokerEpoch {
+	switch {
+	case !ok:
+		return unknown
+	case b.Epoch != brokerEpoch:
 		return kerr.StaleBrokerEpoch
 	}
 	return nil

@@ -64,14 +64,14 @@ func TestDecideAlterPartition(t *testing.T) {
 		t.Errorf("shutting-down replica: %+v", res)
 	}
 	// The sender must be live at the epoch it names.
-	if err := checkAlterPartitionBroker(ctx, 1, 10); err != nil {
+	if err := checkBrokerEpoch(ctx, 1, 10, kerr.StaleBrokerEpoch); err != nil {
 		t.Errorf("current epoch: %v", err)
 	}
 	for _, tc := range []struct {
 		id    int32
 		epoch int64
 	}{{1, 9}, {4, 40}} {
-		if err := checkAlterPartitionBroker(ctx, tc.id, tc.epoch); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		if err := checkBrokerEpoch(ctx, tc.id, tc.epoch, kerr.StaleBrokerEpoch); !errors.Is(err, kerr.StaleBrokerEpoch) {
 			t.Errorf("broker %d epoch %d: %v", tc.id, tc.epoch, err)
 		}
 	}

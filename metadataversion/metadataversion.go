@@ -67,26 +67,12 @@ func mustParse(s string) Version {
 	return v
 }
 
-// The milestones the rules below test.
+// The milestones the rules test.
 var (
 	v0_10_0_IV1 = mustParse("0.10.0-IV1")
-	v1_0_IV0    = mustParse("1.0-IV0")
-	v2_2_IV0    = mustParse("2.2-IV0")
-	v2_4_IV0    = mustParse("2.4-IV0")
-	v2_4_IV1    = mustParse("2.4-IV1")
-	v2_6_IV0    = mustParse("2.6-IV0")
 	v2_7_IV0    = mustParse("2.7-IV0")
-	v2_7_IV1    = mustParse("2.7-IV1")
 	v2_7_IV2    = mustParse("2.7-IV2")
-	v2_8_IV0    = mustParse("2.8-IV0")
-	v2_8_IV1    = mustParse("2.8-IV1")
 	v3_0_IV0    = mustParse("3.0-IV0")
-	v3_1_IV0    = mustParse("3.1-IV0")
-	v3_2_IV0    = mustParse("3.2-IV0")
-	v3_4_IV0    = mustParse("3.4-IV0")
-	v3_5_IV0    = mustParse("3.5-IV0")
-	v3_5_IV1    = mustParse("3.5-IV1")
-	v3_7_IV4    = mustParse("3.7-IV4")
 	v3_9_IV0    = mustParse("3.9-IV0")
 )
 
@@ -130,16 +116,5 @@ func (v Version) String() string {
 	return k.release + "-" + k.iv
 }
 
-// Release is the version's release, "2.7" for 2.7-IV1.
-func (v Version) Release() string {
-	if v.index == 0 {
-		return ""
-	}
-	return known[v.index-1].release
-}
-
 // AtLeast reports whether v is o or newer.
 func (v Version) AtLeast(o Version) bool { return v.index >= o.index }
-
-// Less reports whether v is older than o.
-func (v Version) Less(o Version) bool { return v.index < o.index }

@@ -39,11 +39,8 @@ func TestMilestones(t *testing.T) {
 		first string
 	}{
 		{"AlterPartition", Version.AlterPartition, "2.7-IV2"},
-		{"TopicIDs", Version.TopicIDs, "2.8-IV0"},
 		{"AllocateProducerIDs", Version.AllocateProducerIDs, "3.0-IV0"},
 		{"FeatureVersioning", Version.FeatureVersioning, "2.7-IV0"},
-		{"TruncationOnFetch", Version.TruncationOnFetch, "2.7-IV1"},
-		{"LeaderRecovery", Version.LeaderRecovery, "3.2-IV0"},
 	} {
 		first := v(tc.first)
 		before := Version{index: first.index - 1}
@@ -51,27 +48,9 @@ func TestMilestones(t *testing.T) {
 			t.Errorf("%s: from %v (true at %v: %v; at %v: %v)", tc.name, first, first, tc.rule(first), before, tc.rule(before))
 		}
 	}
-	for _, tc := range []struct {
-		ibp                                string
-		fetch, lai, um, stop, ofle, offset int16
-		registration                       int
-	}{
-		{"2.6", 11, 4, 6, 3, 3, 5, 4},
-		{"2.7-IV1", 12, 4, 6, 3, 3, 5, 5},
-		{"2.8", 12, 5, 7, 3, 4, 6, 5},
-		{"3.4", 13, 7, 8, 4, 4, 7, 5},
-		{"3.5-IV1", 15, 7, 8, 4, 4, 8, 5},
-		{"3.7", 16, 7, 8, 4, 4, 8, 5},
-		{"3.9", 17, 7, 8, 4, 4, 9, 5},
-	} {
-		x := v(tc.ibp)
-		got := []int16{x.FetchVersion(), x.LeaderAndIsrVersion(), x.UpdateMetadataVersion(), x.StopReplicaVersion(), x.OffsetForLeaderEpochVersion(), x.ListOffsetsVersion(), int16(x.BrokerRegistrationVersion())}
-		want := []int16{tc.fetch, tc.lai, tc.um, tc.stop, tc.ofle, tc.offset, int16(tc.registration)}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Errorf("%s: versions %v, want %v", tc.ibp, got, want)
-				break
-			}
+	for ibp, want := range map[string]int{"0.9.0": 2, "2.6": 4, "2.7-IV0": 5, "3.9": 5} {
+		if got := v(ibp).BrokerRegistrationVersion(); got != want {
+			t.Errorf("%s: registration version %d, want %d", ibp, got, want)
 		}
 	}
 }

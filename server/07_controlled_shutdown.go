@@ -9,7 +9,6 @@ package server
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -20,13 +19,8 @@ func init() { register(kmsg.ControlledShutdown.Int16(), 0, 3, handleControlledSh
 func handleControlledShutdown(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.ControlledShutdownRequest)
 	resp := r.ResponseKind().(*kmsg.ControlledShutdownResponse)
-	// Only brokers send it: CLUSTER_ACTION on the cluster.
-	if !b.authorizeCluster(req, kmsg.ACLOperationClusterAction) {
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		return protocol.Response{Msg: resp}
-	}
-	if !b.cluster.control.IsController() {
-		resp.ErrorCode = kerr.NotController.Code
+	if code := b.controllerRequestRefusal(req); code != 0 {
+		resp.ErrorCode = code
 		return protocol.Response{Msg: resp}
 	}
 	epoch := r.BrokerEpoch

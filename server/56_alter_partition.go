@@ -11,7 +11,6 @@ package server
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/controller"
@@ -23,13 +22,8 @@ func init() { register(kmsg.AlterPartition.Int16(), 0, 3, handleAlterPartition) 
 func handleAlterPartition(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.AlterPartitionRequest)
 	resp := r.ResponseKind().(*kmsg.AlterPartitionResponse)
-	// Only brokers send it: CLUSTER_ACTION on the cluster.
-	if !b.authorizeCluster(req, kmsg.ACLOperationClusterAction) {
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		return protocol.Response{Msg: resp}
-	}
-	if !b.cluster.control.IsController() {
-		resp.ErrorCode = kerr.NotController.Code
+	if code := b.controllerRequestRefusal(req); code != 0 {
+		resp.ErrorCode = code
 		return protocol.Response{Msg: resp}
 	}
 	var items []controller.AlterPartitionItem

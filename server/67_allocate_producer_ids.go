@@ -12,7 +12,6 @@ package server
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -23,13 +22,8 @@ func init() { register(kmsg.AllocateProducerIDs.Int16(), 0, 0, handleAllocatePro
 func handleAllocateProducerIDs(b *Broker, _ context.Context, req *protocol.Request) protocol.Response {
 	r := req.Body.(*kmsg.AllocateProducerIDsRequest)
 	resp := r.ResponseKind().(*kmsg.AllocateProducerIDsResponse)
-	// Only brokers send it: CLUSTER_ACTION on the cluster.
-	if !b.authorizeCluster(req, kmsg.ACLOperationClusterAction) {
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		return protocol.Response{Msg: resp}
-	}
-	if !b.cluster.control.IsController() {
-		resp.ErrorCode = kerr.NotController.Code
+	if code := b.controllerRequestRefusal(req); code != 0 {
+		resp.ErrorCode = code
 		return protocol.Response{Msg: resp}
 	}
 	return protocol.Response{Wait: func(ctx context.Context) protocol.Response {

@@ -36,10 +36,10 @@ type Broker struct {
 	// when zookeeper.connect names the cluster's.
 	store *zkstore.LocalStore
 	srv   *protocol.Server
-	// isrViaController writes partition leaders' ISR changes through the
-	// controller (AlterPartition) from inter.broker.protocol.version
-	// 2.7-IV2; below, they go to ZooKeeper.
-	isrViaController *alterPartitionWriter
+	// toController carries ISR changes and producer id requests to the
+	// controller at the inter.broker.protocol.versions that send them
+	// there.
+	toController *controllerClient
 
 	// mu serialises changes to the topic table; readers load topicsSnap,
 	// which writers replace whole (copy on write, putTopicLocked).
@@ -117,7 +117,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		now:    time.Now,
 		halt:   os.Exit,
 	}
-	b.isrViaController = &alterPartitionWriter{b: b}
+	b.toController = &controllerClient{b: b}
 	for _, l := range cfg.Listeners {
 		lc, err := b.listenerConfig(cfg.ListenerSecurity(l.Name))
 		if err != nil {
@@ -216,7 +216,7 @@ func (b *Broker) Run(stop context.Context) error {
 	// serving (and its ZooKeeper session) through the controlled shutdown.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	defer b.isrViaController.reset()
+	defer b.toController.reset()
 	var lns []net.Listener
 	for _, l := range b.cfg.Listeners {
 		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
 )
 
@@ -29,6 +31,21 @@ func (b *Broker) clusterAdmin(op func(context.Context, ClusterControl) error) er
 	ctx, cancel := context.WithTimeout(context.Background(), clusterAdminTimeout)
 	defer cancel()
 	return op(ctx, c)
+}
+
+// controllerRequestRefusal is the answer to a request only brokers send
+// and only the controller serves (ControlledShutdown, AlterPartition,
+// AllocateProducerIds): CLUSTER_AUTHORIZATION_FAILED without
+// CLUSTER_ACTION on the cluster, NOT_CONTROLLER on any other broker, so
+// that the sender looks for the controller again; 0 when it may go on.
+func (b *Broker) controllerRequestRefusal(req *protocol.Request) int16 {
+	switch {
+	case !b.authorizeCluster(req, kmsg.ACLOperationClusterAction):
+		return kerr.ClusterAuthorizationFailed.Code
+	case !b.cluster.control.IsController():
+		return kerr.NotController.Code
+	}
+	return 0
 }
 
 // createTopic has the controller write the topic's znodes, then waits

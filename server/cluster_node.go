@@ -132,7 +132,7 @@ func (c nodeControl) ClaimProducerIDBlock() (int64, int64, error) {
 // /latest_producer_id_block directly below.
 func (b *Broker) claimProducerIDBlock() (int64, int64, error) {
 	if b.store == nil && b.cfg.InterBrokerProtocolVersion.AllocateProducerIDs() {
-		return b.isrViaController.allocateProducerIDs()
+		return b.toController.allocateProducerIDs()
 	}
 	c, ok := b.cluster.control.(interface {
 		ClaimProducerIDBlock() (int64, int64, error)
@@ -185,7 +185,7 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 	if w, ok := b.cluster.control.(replica.IsrWriter); ok {
 		opts.IsrWriter = w
 		if b.store == nil && b.cfg.InterBrokerProtocolVersion.AlterPartition() {
-			opts.IsrWriter = b.isrViaController
+			opts.IsrWriter = b.toController
 		}
 	}
 	return opts

@@ -63,24 +63,13 @@ func (b *Broker) drainAfterShutdown(moved bool) {
 // requestControlledShutdown sends one ControlledShutdown to the current
 // controller over the inter-broker listener.
 func (b *Broker) requestControlledShutdown(ctx context.Context) (int, error) {
-	id := b.controllerID()
-	if id == b.cfg.BrokerID && b.cluster.control.IsController() {
-		// The controller is this broker (always so for a cluster of one):
-		// ask it directly rather than through an address that may only be
-		// reachable from elsewhere.
+	if b.controllerIsSelf() {
 		remaining, err := b.cluster.control.ControlledShutdown(ctx, b.cfg.BrokerID, b.cluster.control.BrokerEpoch())
 		return len(remaining), err
 	}
-	var addr string
-	for _, lb := range b.cluster.liveBrokers() {
-		if lb.ID == id {
-			if ep, ok := lb.Endpoints[b.cfg.InterBrokerListenerName]; ok {
-				addr = net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
-			}
-		}
-	}
-	if addr == "" {
-		return -1, fmt.Errorf("controller %d unknown or without a %s endpoint", id, b.cfg.InterBrokerListenerName)
+	addr, err := b.controllerAddr()
+	if err != nil {
+		return -1, err
 	}
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RequestRetries(0)}, b.interBrokerOpts...)...)
 	if err != nil {
@@ -106,4 +95,26 @@ func (b *Broker) requestControlledShutdown(ctx context.Context) (int, error) {
 		return -1, err
 	}
 	return len(resp.PartitionsRemaining), nil
+}
+
+// controllerIsSelf: this broker is the controller (always so in a cluster
+// of one). It then asks the controller directly rather than through an
+// address that may only be reachable from elsewhere.
+func (b *Broker) controllerIsSelf() bool {
+	return b.controllerID() == b.cfg.BrokerID && b.cluster.control.IsController()
+}
+
+// controllerAddr is the current controller's endpoint on the inter-broker
+// listener, host:port.
+func (b *Broker) controllerAddr() (string, error) {
+	id := b.controllerID()
+	for _, lb := range b.cluster.liveBrokers() {
+		if lb.ID != id {
+			continue
+		}
+		if ep, ok := lb.Endpoints[b.cfg.InterBrokerListenerName]; ok {
+			return net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), nil
+		}
+	}
+	return "", fmt.Errorf("controller %d unknown or without a %s endpoint", id, b.cfg.InterBrokerListenerName)
 }

@@ -110,6 +110,20 @@ func laiState(p, leader, epoch int32) kmsg.LeaderAndISRRequestTopicPartition {
 // controller epochs are refused, produce to a partition led elsewhere is
 // NOT_LEADER_OR_FOLLOWER with the leader named (KIP-951), and StopReplica
 // with delete removes the replica's log.
+// producePartition1 writes n records to partition 1 of topic "t".
+func producePartition1(t *testing.T, acks int16, n int) *kmsg.ProduceRequest {
+	preq := kmsg.NewPtrProduceRequest()
+	preq.Version, preq.Acks, preq.TimeoutMillis = 11, acks, 30000
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = "t"
+	pp := kmsg.NewProduceRequestTopicPartition()
+	pp.Partition = 1
+	pp.Records = rawBatch(t, plainOpts(), n, time.Now().UnixMilli())
+	pt.Partitions = []kmsg.ProduceRequestTopicPartition{pp}
+	preq.Topics = []kmsg.ProduceRequestTopic{pt}
+	return preq
+}
+
 func TestClusterControllerRequests(t *testing.T) {
 	b := newClusterBroker(t)
 	id := [16]byte{1, 2, 3}
@@ -195,18 +209,7 @@ func TestProduceHintsNewLeaderBeforeUpdateMetadata(t *testing.T) {
 	handle[*kmsg.LeaderAndISRResponse](t, b, leaderAndIsr(3, id, laiState(0, 2, 4), laiState(1, 1, 5)))
 	handle[*kmsg.UpdateMetadataResponse](t, b, updateMetadata(3, id, umState(0, 2, 4), umState(1, 1, 5)))
 
-	produce := func(acks int16) *kmsg.ProduceRequest {
-		preq := kmsg.NewPtrProduceRequest()
-		preq.Version, preq.Acks, preq.TimeoutMillis = 11, acks, 30000
-		pt := kmsg.NewProduceRequestTopic()
-		pt.Topic = "t"
-		pp := kmsg.NewProduceRequestTopicPartition()
-		pp.Partition = 1
-		pp.Records = rawBatch(t, plainOpts(), 1, time.Now().UnixMilli())
-		pt.Partitions = []kmsg.ProduceRequestTopicPartition{pp}
-		preq.Topics = []kmsg.ProduceRequestTopic{pt}
-		return preq
-	}
+	produce := func(acks int16) *kmsg.ProduceRequest { return producePartition1(t, acks, 1) }
 	// acks=all waits: follower 2 has not fetched the record.
 	pr := &protocol.Request{Key: 0, Version: 11, Body: produce(-1), Conn: &protocol.ConnInfo{Listener: "PLAINTEXT"}}
 	waiting := b.Handle(context.Background(), pr)

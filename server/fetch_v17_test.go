@@ -2,7 +2,6 @@ package server
 
 import (
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,34 +13,10 @@ import (
 // serves it as v16: the follower is known by its ReplicaState and gets
 // the records.
 func TestFollowerFetchV17(t *testing.T) {
-	b := newClusterBroker(t)
-	id := [16]byte{7, 1, 7}
-	handle[*kmsg.LeaderAndISRResponse](t, b, leaderAndIsr(3, id, laiState(1, 1, 5)))
-	handle[*kmsg.UpdateMetadataResponse](t, b, updateMetadata(3, id, umState(1, 1, 5)))
-	preq := kmsg.NewPtrProduceRequest()
-	preq.Version, preq.Acks, preq.TimeoutMillis = 11, 1, 30000
-	pt := kmsg.NewProduceRequestTopic()
-	pt.Topic = "t"
-	pp := kmsg.NewProduceRequestTopicPartition()
-	pp.Partition = 1
-	pp.Records = rawBatch(t, plainOpts(), 3, time.Now().UnixMilli())
-	pt.Partitions = []kmsg.ProduceRequestTopicPartition{pp}
-	preq.Topics = []kmsg.ProduceRequestTopic{pt}
-	if err := kerr.ErrorForCode(handle[*kmsg.ProduceResponse](t, b, preq).Topics[0].Partitions[0].ErrorCode); err != nil {
-		t.Fatal(err)
-	}
+	b := leaderOverTwoEpochs(t)
 
-	req := kmsg.NewPtrFetchRequest()
-	req.Version, req.MaxBytes = 17, 1<<20
-	req.ReplicaState.ID, req.ReplicaState.Epoch = 2, 10
-	ft := kmsg.NewFetchRequestTopic()
-	ft.TopicID = id
-	fp := kmsg.NewFetchRequestTopicPartition()
-	fp.Partition, fp.FetchOffset, fp.LastFetchedEpoch, fp.CurrentLeaderEpoch = 1, 0, -1, 5
-	fp.PartitionMaxBytes = 1 << 20
-	fp.ReplicaDirectoryID = [16]byte{9, 9, 9}
-	ft.Partitions = []kmsg.FetchRequestTopicPartition{fp}
-	req.Topics = []kmsg.FetchRequestTopic{ft}
+	req := replica2Fetch(17, 0, -1)
+	req.Topics[0].Partitions[0].ReplicaDirectoryID = [16]byte{9, 9, 9}
 	// Through the wire encoding, as a Kafka follower's request arrives.
 	wire := kmsg.NewPtrFetchRequest()
 	wire.Version = 17

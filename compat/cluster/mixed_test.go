@@ -157,7 +157,7 @@ func testMixedCluster(t *testing.T, ibp string, kafkaController bool) {
 	}
 
 	for _, victim := range []int32{l1, l2} {
-		led := ledBy(t, conn, topic, partitions, victim)
+		led := partitionsLedBy(mustStates(t, conn, topic, partitions), victim)
 		c.Broker(victim).Kill()
 		start := time.Now()
 		for _, part := range led {
@@ -234,7 +234,7 @@ func testMixedCluster(t *testing.T, ibp string, kafkaController bool) {
 
 	// Controlled shutdown of p0's leader: the controller moves its
 	// leadership before it stops, so no write fails.
-	led := ledBy(t, conn, topic, partitions, l1)
+	led := partitionsLedBy(mustStates(t, conn, topic, partitions), l1)
 	stopped := time.Now()
 	// Kafka's JVM exits with status 143 on SIGTERM; what matters is that it
 	// exits by itself.
@@ -279,19 +279,6 @@ func testMixedCluster(t *testing.T, ibp string, kafkaController bool) {
 	}
 	v := finishChaos(t, c, conn, topic, partitions, acked)
 	t.Logf("IBP %s: %d acknowledged; lost %d, duplicates %d, moved %d, divergent %d", ibp, len(acked), v.Lost, v.Duplicates, v.Moved, v.Divergent)
-}
-
-// ledBy lists the partitions of topic broker id leads.
-func ledBy(t *testing.T, conn *zk.Conn, topic string, partitions int32, id int32) []int32 {
-	t.Helper()
-	var led []int32
-	for part, s := range mustStates(t, conn, topic, partitions) {
-		if s.Leader == id {
-			led = append(led, part)
-		}
-	}
-	slices.Sort(led)
-	return led
 }
 
 // waitIsrWithout waits until id is in none of the ISRs of the topic's

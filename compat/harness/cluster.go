@@ -76,16 +76,22 @@ func StartClusterPerBroker(t testing.TB, n int, perBroker func(id int32) []strin
 			b.start(t)
 		}
 	}
+	c.waitAllStarted(t)
+	return c
+}
+
+// waitAllStarted waits until the cluster is ready with every broker
+// running. WaitReady counts the running brokers only: a broker that died
+// at start-up (a port taken, say) must fail the start, not shrink the
+// cluster.
+func (c *Cluster) waitAllStarted(t testing.TB) {
+	t.Helper()
 	c.WaitReady(t)
-	// WaitReady counts the running brokers only: a broker that died at
-	// start-up (a port taken, say) must fail the start, not shrink the
-	// cluster.
 	for _, b := range c.Brokers {
 		if !b.Running() {
 			t.Fatalf("broker %d exited during start-up; its log: %s", b.ID, b.LogPath)
 		}
 	}
-	return c
 }
 
 func newClusterBroker(t testing.TB, bin string, id int32, zkAddr string, rf int, overrides []string) *ClusterBroker {

@@ -39,12 +39,7 @@ func StartMixedCluster(t testing.TB, kafka39 []bool, overrides ...string) *Clust
 	for _, b := range c.Brokers {
 		b.start(t)
 	}
-	c.WaitReady(t)
-	for _, b := range c.Brokers {
-		if !b.Running() {
-			t.Fatalf("broker %d exited during start-up; its log: %s", b.ID, b.LogPath)
-		}
-	}
+	c.waitAllStarted(t)
 	return c
 }
 

@@ -207,12 +207,7 @@ func startNetCluster(t testing.TB, n int, kafka39 bool, overrides []string) *Net
 	for _, b := range nc.Brokers {
 		b.start(t)
 	}
-	nc.WaitReady(t)
-	for _, b := range nc.Brokers {
-		if !b.Running() {
-			t.Fatalf("broker %d exited during start-up; its log: %s", b.ID, b.LogPath)
-		}
-	}
+	nc.waitAllStarted(t)
 	return nc
 }
 

@@ -9,6 +9,13 @@
 // bytes and the flag byte) and refused every later request of that
 // controller as coming from an old one; a kbroker broker read a Kafka
 // controller's epoch as 0.
+//
+// Fetch below v15: kmsg writes the ReplicaState tag (KIP-903) in every
+// flexible version (v12+) when it is set, and a Kafka leader refuses a
+// v12-v14 Fetch carrying it ("Tag 1 is not valid for version 12"): a
+// follower of a Kafka leader whose topics have no ids
+// (inter.broker.protocol.version below 2.8) would never fetch. FitFetch
+// clears it.
 package wirefix
 
 import (
@@ -51,4 +58,34 @@ func (r stopReplica) AppendTo(dst []byte) []byte {
 		b[4] = flag
 	}
 	return out
+}
+
+// replicaStateVersion is the first Fetch version with the ReplicaState
+// tagged field.
+const replicaStateVersion = 15
+
+// FitFetch clears what kmsg would otherwise write into a Fetch version that
+// does not have it.
+func FitFetch(req *kmsg.FetchRequest) {
+	if req.Version < replicaStateVersion {
+		req.ReplicaState = kmsg.NewFetchRequestReplicaState()
+	}
+}
+
+// Capped keeps franz-go from raising a request's version above Max: it
+// sends min(MaxVersion, the broker's), and MaxVersion is the only hook it
+// offers per request. A Fetch is fitted to the version it settles on.
+type Capped struct {
+	kmsg.Request
+	Max int16
+}
+
+func (c Capped) MaxVersion() int16 { return c.Max }
+
+// SetVersion is franz-go's choice of version.
+func (c Capped) SetVersion(version int16) {
+	c.Request.SetVersion(version)
+	if f, ok := c.Request.(*kmsg.FetchRequest); ok {
+		FitFetch(f)
+	}
 }

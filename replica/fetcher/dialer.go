@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/internal/wirefix"
 )
 
 // Dialer opens connections to leaders. Each fetcher holds one Conn and
@@ -57,25 +59,7 @@ type kgoConn struct {
 }
 
 func (c kgoConn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
-	return c.leader.Request(ctx, versionCap{Request: req, max: req.GetVersion()})
+	return c.leader.Request(ctx, wirefix.Capped{Request: req, Max: req.GetVersion()})
 }
 
 func (c kgoConn) Close() { c.cl.Close() }
-
-// versionCap makes franz-go negotiate no higher than the version we chose:
-// it sets the version to min(MaxVersion, leader's max), and MaxVersion is
-// the only hook it offers per request.
-type versionCap struct {
-	kmsg.Request
-	max int16
-}
-
-func (v versionCap) MaxVersion() int16 { return v.max }
-
-// SetVersion is franz-go's choice of version; a Fetch is fitted to it.
-func (v versionCap) SetVersion(version int16) {
-	v.Request.SetVersion(version)
-	if f, ok := v.Request.(*kmsg.FetchRequest); ok {
-		fitFetchVersion(f)
-	}
-}

@@ -2,6 +2,8 @@ package fetcher
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/internal/wirefix"
 )
 
 // fetchRequest builds the round's Fetch (RemoteLeaderEndPoint.buildFetch) for
@@ -12,7 +14,7 @@ func (f *fetcher) fetchRequest(sts []*partitionState) (*kmsg.FetchRequest, []sen
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = f.cfg.FetchVersion
 	// ReplicaID is the field up to v14, the ReplicaState tag from v15
-	// (KIP-903); both are set, and fitFetchVersion drops the tag when the
+	// (KIP-903); both are set, and wirefix.FitFetch drops the tag when the
 	// version sent turns out lower.
 	req.ReplicaID = f.cfg.BrokerID
 	req.ReplicaState.ID = f.cfg.BrokerID
@@ -52,24 +54,8 @@ func (f *fetcher) fetchRequest(sts []*partitionState) (*kmsg.FetchRequest, []sen
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 		sent = append(sent, sentPartition{st: st, fetchOffset: st.fetchOffset, leaderEpoch: st.leaderEpoch})
 	}
-	fitFetchVersion(req)
+	wirefix.FitFetch(req)
 	return req, sent
-}
-
-// replicaStateVersion is the first Fetch version with the ReplicaState
-// tagged field (KIP-903).
-const replicaStateVersion = 15
-
-// fitFetchVersion clears what kmsg would otherwise write into a version
-// that does not have it: kmsg writes the ReplicaState tag in every flexible
-// version (v12+) when it is set, and a Kafka leader refuses a v12-v14 Fetch
-// carrying it ("Tag 1 is not valid for version 12") -- a follower of a
-// Kafka leader whose topics have no ids (inter.broker.protocol.version
-// below 2.8) would never fetch.
-func fitFetchVersion(req *kmsg.FetchRequest) {
-	if req.Version < replicaStateVersion {
-		req.ReplicaState = kmsg.NewFetchRequestReplicaState()
-	}
 }
 
 // sentPartition is what a partition's answer is checked against: Kafka

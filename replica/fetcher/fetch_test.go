@@ -10,6 +10,8 @@ import (
 
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/logstore/logtest"
+
+	"github.com/kbroker/kbroker/internal/wirefix"
 )
 
 func recs(epoch int32, values ...string) []rec {
@@ -227,7 +229,7 @@ func TestFetchReplicaStateOnlyFromV15(t *testing.T) {
 		tagged  bool
 	}{{12, false}, {14, false}, {15, true}, {16, true}} {
 		req := build()
-		versionCap{Request: req, max: 16}.SetVersion(tc.version)
+		wirefix.Capped{Request: req, Max: 16}.SetVersion(tc.version)
 		enc := req.AppendTo(nil)
 		untagged := build()
 		untagged.Version = tc.version

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"sync"
 	"time"
 
@@ -15,16 +13,20 @@ import (
 
 	"github.com/kbroker/kbroker/controller"
 	"github.com/kbroker/kbroker/replica"
+
+	"github.com/kbroker/kbroker/internal/wirefix"
 )
 
-// alterPartitionWriter talks to the controller for what a broker asks of
-// it from newer inter.broker.protocol.versions: it is a partition leader's
-// ISR writer from
-// inter.broker.protocol.version 2.7-IV2 (KIP-497): instead of writing the
-// state znode and announcing the change under /isr_change_notification,
-// the leader asks the controller with AlterPartition, and the controller,
-// kbroker's or Kafka's, writes it and tells every broker.
-type alterPartitionWriter struct {
+// controllerClient carries what a broker asks of the controller from the
+// inter.broker.protocol.versions where Kafka's brokers ask instead of
+// writing ZooKeeper themselves:
+//   - ISR changes from 2.7-IV2 (AlterPartition, KIP-497): it is the
+//     partition leaders' replica.IsrWriter, and the controller, kbroker's
+//     or Kafka's, writes the change and tells every broker;
+//   - producer id blocks from 3.0-IV0 (AllocateProducerIds, KIP-730).
+//
+// When this broker is the controller it calls it directly.
+type controllerClient struct {
 	b *Broker
 
 	mu   sync.Mutex
@@ -41,16 +43,14 @@ const alterPartitionTimeout = 10 * time.Second
 // as a version conflict does on the ZooKeeper path.
 var errAlterPartitionRefused = errors.New("AlterPartition refused")
 
-func (w *alterPartitionWriter) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
+func (w *controllerClient) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), alterPartitionTimeout)
 	defer cancel()
 	b := w.b
 	item := controller.AlterPartitionItem{Topic: topic, Partition: partition, LeaderEpoch: ch.LeaderEpoch,
 		NewIsr: ch.Isr, PartitionEpoch: ch.PartitionEpoch}
 	var res controller.AlterPartitionResult
-	if b.controllerID() == b.cfg.BrokerID && b.cluster.control.IsController() {
-		// The controller is this broker: no round trip through an address
-		// that may be reachable only from elsewhere.
+	if b.controllerIsSelf() {
 		out, err := b.cluster.control.AlterPartition(ctx, leader, b.cluster.control.BrokerEpoch(), alterPartitionVersion, []controller.AlterPartitionItem{item})
 		if err != nil {
 			return 0, fmt.Errorf("%w: AlterPartition: %w", replica.ErrIsrWriteUnsent, err)
@@ -79,13 +79,15 @@ func (w *alterPartitionWriter) WriteIsr(topic string, partition int32, leader in
 
 // RecordIsrChange does nothing: the controller made the change itself and
 // has told every broker.
-func (w *alterPartitionWriter) RecordIsrChange(string, int32) {}
+func (w *controllerClient) RecordIsrChange(string, int32) {}
 
 // alterPartitionVersion: v1, with topic names and the leader recovery
-// state, is served by every controller that serves AlterPartition.
+// state, is served by every controller that serves AlterPartition. It is
+// a cap (wirefix.Capped): left to itself franz-go sent v3, which names
+// topics by id, and every answer was UNKNOWN_TOPIC_ID.
 const alterPartitionVersion = 1
 
-func (w *alterPartitionWriter) send(ctx context.Context, leader int32, item controller.AlterPartitionItem) (controller.AlterPartitionResult, error) {
+func (w *controllerClient) send(ctx context.Context, leader int32, item controller.AlterPartitionItem) (controller.AlterPartitionResult, error) {
 	var none controller.AlterPartitionResult
 	cl, err := w.client()
 	if err != nil {
@@ -104,7 +106,7 @@ func (w *alterPartitionWriter) send(ctx context.Context, leader int32, item cont
 	if len(seeds) == 0 {
 		return none, errors.New("no client for the controller")
 	}
-	kresp, err := seeds[0].Request(ctx, versionCapped{req, alterPartitionVersion})
+	kresp, err := seeds[0].Request(ctx, wirefix.Capped{Request: req, Max: alterPartitionVersion})
 	if err != nil {
 		w.reset()
 		return none, err
@@ -123,19 +125,11 @@ func (w *alterPartitionWriter) send(ctx context.Context, leader int32, item cont
 
 // client is a client for the current controller's inter-broker endpoint,
 // kept while the controller stays the same.
-func (w *alterPartitionWriter) client() (*kgo.Client, error) {
+func (w *controllerClient) client() (*kgo.Client, error) {
 	b := w.b
-	id := b.controllerID()
-	var addr string
-	for _, lb := range b.cluster.liveBrokers() {
-		if lb.ID == id {
-			if ep, ok := lb.Endpoints[b.cfg.InterBrokerListenerName]; ok {
-				addr = net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
-			}
-		}
-	}
-	if addr == "" {
-		return nil, fmt.Errorf("controller %d unknown or without a %s endpoint", id, b.cfg.InterBrokerListenerName)
+	addr, err := b.controllerAddr()
+	if err != nil {
+		return nil, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -155,7 +149,7 @@ func (w *alterPartitionWriter) client() (*kgo.Client, error) {
 
 // reset drops the client after a failed round trip; the next one dials
 // the controller afresh.
-func (w *alterPartitionWriter) reset() {
+func (w *controllerClient) reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cl != nil {
@@ -164,25 +158,14 @@ func (w *alterPartitionWriter) reset() {
 	}
 }
 
-// versionCapped keeps franz-go from raising a request's version to the
-// broker's highest: it sends min(MaxVersion, the broker's). Without it an
-// AlterPartition filled for v1 (topic names, a plain ISR) went out as v3,
-// which names topics by id, and every answer was UNKNOWN_TOPIC_ID.
-type versionCapped struct {
-	kmsg.Request
-	max int16
-}
-
-func (v versionCapped) MaxVersion() int16 { return v.max }
-
 // allocateProducerIDs asks the controller for the next block of producer
 // ids (AllocateProducerIds, KIP-730) and returns it as [start, end).
-func (w *alterPartitionWriter) allocateProducerIDs() (int64, int64, error) {
+func (w *controllerClient) allocateProducerIDs() (int64, int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), alterPartitionTimeout)
 	defer cancel()
 	b := w.b
 	epoch := b.cluster.control.BrokerEpoch()
-	if b.controllerID() == b.cfg.BrokerID && b.cluster.control.IsController() {
+	if b.controllerIsSelf() {
 		start, end, err := b.cluster.control.AllocateProducerIDs(ctx, b.cfg.BrokerID, epoch)
 		if err != nil {
 			return 0, 0, fmt.Errorf("%w: %v", kerr.CoordinatorNotAvailable, err)
