@@ -176,6 +176,35 @@ func (s *LeaderState) AbandonIsrChange(c IsrChange) bool {
 	return true
 }
 
+// IneligibleReplicaBackoff is how long a leader leaves out of its ISR
+// proposals a follower the controller refused as ineligible. Kafka's
+// leader proposes it again on the follower's next fetch; a caught-up
+// follower of a broker in controlled shutdown fetches every few
+// milliseconds under load, and the refusals flooded the controller while it
+// was moving that broker's leaderships.
+const IneligibleReplicaBackoff = time.Second
+
+// RefuseIsrChange drops a pending expansion the controller refused because
+// a new member is not eligible (INELIGIBLE_REPLICA, or
+// OPERATION_NOT_ATTEMPTED before AlterPartition v2). The members it would
+// have added are not proposed again for IneligibleReplicaBackoff, and they
+// stop holding the HW back as caught-up followers until they fetch after
+// it: a broker in controlled shutdown stops fetching when it leaves, and
+// waiting for it would hold every acks=all write until it counted as
+// silent.
+func (s *LeaderState) RefuseIsrChange(c IsrChange, now time.Time) bool {
+	if !s.isPending(c) {
+		return false
+	}
+	s.pending = nil
+	if c.Kind == IsrExpand {
+		for _, id := range c.Changed {
+			s.refusedUntil[id] = now.Add(IneligibleReplicaBackoff)
+		}
+	}
+	return true
+}
+
 // IsrUpdateBlocked reports a failed ISR write awaiting a LeaderAndIsr.
 func (s *LeaderState) IsrUpdateBlocked() bool { return s.pending != nil && s.pendingFailed }
 

@@ -130,6 +130,10 @@ type IsrWriter interface {
 // ErrIsrWriteUnsent: an ISR write that never reached ZooKeeper.
 var ErrIsrWriteUnsent = errors.New("ISR write not sent")
 
+// ErrIsrReplicaIneligible: the controller refused an ISR expansion because
+// a member it would add is not live or is shutting down.
+var ErrIsrReplicaIneligible = errors.New("ISR change names an ineligible replica")
+
 // New returns a hosted partition that is neither leader nor follower yet;
 // BecomeLeader or BecomeFollower (LeaderAndIsr) gives it a role. hw comes
 // from replication-offset-checkpoint.

@@ -34,9 +34,19 @@ func (p *Partition) MaybeShrinkIsr() {
 	p.mu.Lock()
 	var c *IsrChange
 	if p.leader {
-		c = p.leaderState.MaybeShrinkIsr(p.opts.Now())
+		now := p.opts.Now()
+		c = p.leaderState.MaybeShrinkIsr(now)
+		// Followers outside the ISR hold the HW back while they count as
+		// caught up, and that ends with time, not with a fetch or an
+		// append: a broker that left in a controlled shutdown stops
+		// fetching, and an idempotent producer only resends batches the
+		// log already holds. Without this the HW, and every acks=all
+		// write, waited for the next new record.
+		if c == nil && p.leaderState.MaybeIncrementHighWatermark(now) {
+			p.highWatermarkMovedLocked()
+		}
 	}
-	p.mu.Unlock()
+	p.unlock()
 	if c != nil {
 		p.writeIsr(*c)
 	}
@@ -54,6 +64,13 @@ func (p *Partition) writeIsr(c IsrChange) {
 	}
 	p.mu.Lock()
 	defer p.unlock()
+	if errors.Is(err, ErrIsrReplicaIneligible) {
+		now := p.opts.Now()
+		if p.leaderState.RefuseIsrChange(c, now) && p.leaderState.MaybeIncrementHighWatermark(now) {
+			p.highWatermarkMovedLocked()
+		}
+		return
+	}
 	if errors.Is(err, ErrIsrWriteUnsent) {
 		// Kafka's ZooKeeper client retries until it is connected again;
 		// here the change is dropped and proposed afresh by the next

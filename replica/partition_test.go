@@ -143,3 +143,74 @@ func TestReadForFollowerChecksLastFetchedEpoch(t *testing.T) {
 		t.Fatalf("same epoch, offset inside it: %v %+v %+v", err, d, info)
 	}
 }
+
+// controllerIsrWriter answers expansions with err (as a controller that
+// refuses or cannot be reached) and applies shrinks.
+type controllerIsrWriter struct{ expandErr error }
+
+func (w controllerIsrWriter) WriteIsr(_ string, _ int32, _ int32, c IsrChange) (int32, error) {
+	if c.Kind == IsrExpand {
+		return 0, w.expandErr
+	}
+	return c.PartitionEpoch + 1, nil
+}
+
+func (controllerIsrWriter) RecordIsrChange(string, int32) {}
+
+// quietOutsider: leader 0 with ISR {0, 1} of replicas {0, 1, 2}; both
+// followers fetched offset 2, follower 2's expansion went to a controller
+// answering expandErr, then a third record came and only follower 1
+// fetched it.
+func quietOutsider(t *testing.T, clock *clocktest.Fake, expandErr error) *Partition {
+	t.Helper()
+	p := New("t", 0, [16]byte{}, logtest.New(t, logstore.DefaultConfig()), 0, Options{
+		LocalID: 0, ReplicaLagTimeMax: 10 * time.Second, FollowerSilenceMax: 2 * time.Second,
+		MinInsyncReplicas: 2, Now: clock.Now, IsrWriter: controllerIsrWriter{expandErr},
+	})
+	if !p.BecomeLeader(LeaderAndIsr{Leader: 0, LeaderEpoch: 1, Isr: []int32{0, 1}, Replicas: []int32{0, 1, 2}}) {
+		t.Fatal("BecomeLeader not applied")
+	}
+	appendOne(t, p, 2)
+	for _, id := range []int32{1, 2} {
+		if _, _, _, err := p.ReadForFollower(id, 2, 0, -1, 1<<20, true, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendOne(t, p, 1)
+	clock.Advance(IneligibleReplicaBackoff + 10*time.Millisecond)
+	if _, _, _, err := p.ReadForFollower(1, 3, 0, -1, 1<<20, true, true); err != nil {
+		t.Fatal(err)
+	}
+	if isr := p.Isr(); len(isr) != 2 {
+		t.Fatalf("ISR %v: follower 2 was never let in", isr)
+	}
+	return p
+}
+
+// A follower outside the ISR holds the HW back while it counts as caught
+// up, and that ends with time, not with a fetch or an append: an
+// idempotent producer's retries are duplicates and append nothing. The
+// periodic ISR check must move the HW when it ends.
+func TestHighWatermarkMovesWhenQuietOutsiderStopsCounting(t *testing.T) {
+	clock := clocktest.NewFake(time.UnixMilli(1_700_000_000_000))
+	p := quietOutsider(t, clock, ErrIsrWriteUnsent)
+	if hw := p.HighWatermark(); hw != 2 {
+		t.Fatalf("HW %d: the caught-up follower 2 must hold it at 2 for now", hw)
+	}
+	clock.Advance(3 * time.Second)
+	p.MaybeShrinkIsr()
+	if hw := p.HighWatermark(); hw != 3 {
+		t.Fatalf("HW %d after follower 2 went quiet, want 3", hw)
+	}
+}
+
+// A follower the controller refused (its broker is shutting down) holds
+// the HW back no more, even once the refusal's backoff is over, until it
+// fetches again.
+func TestRefusedFollowerHoldsNoHighWatermark(t *testing.T) {
+	clock := clocktest.NewFake(time.UnixMilli(1_700_000_000_000))
+	p := quietOutsider(t, clock, ErrIsrReplicaIneligible)
+	if hw := p.HighWatermark(); hw != 3 {
+		t.Fatalf("HW %d: the refused follower 2 held it back", hw)
+	}
+}

@@ -45,6 +45,9 @@ func (s *LeaderState) UpdateFollowerFetch(replicaID int32, fetchOffset, follower
 	f.LastFetchLeaderLogEndOffset = max(f.LastFetchLeaderLogEndOffset, leaderLogEndOffset)
 	f.LastFetchTime = now
 
+	if until, ok := s.refusedUntil[replicaID]; ok && !now.Before(until) {
+		delete(s.refusedUntil, replicaID)
+	}
 	// Expansion first, as Kafka does: a pending expansion puts the
 	// follower in the maximal ISR, which the HW below then waits for.
 	var res FollowerFetchResult

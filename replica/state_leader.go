@@ -92,6 +92,11 @@ type LeaderState struct {
 	// join the ISR and do not hold the HW back as "caught up" (3.x,
 	// isReplicaIsrEligible).
 	offline map[int32]bool
+	// refusedUntil holds followers the controller would not let join the
+	// ISR (not live, or shutting down) and until when the leader proposes
+	// them no more; see RefuseIsrChange. An entry ends at the follower's
+	// first fetch after that time.
+	refusedUntil map[int32]time.Time
 }
 
 // FollowerProgress is what the leader knows about one follower (Kafka's
@@ -133,6 +138,7 @@ func NewLeaderState(localID int32, cfg LeaderConfig, highWatermark, logEndOffset
 		highWatermark:  min(highWatermark, logEndOffset),
 		followers:      map[int32]*FollowerProgress{},
 		offline:        map[int32]bool{},
+		refusedUntil:   map[int32]time.Time{},
 	}
 }
 
@@ -165,6 +171,7 @@ func (s *LeaderState) BecomeLeader(req LeaderAndIsr, logEndOffset int64, now tim
 	s.isr = slices.Clone(req.Isr)
 	s.pending = nil
 	s.pendingFailed = false
+	clear(s.refusedUntil)
 	s.controllerEpoch = req.ControllerEpoch
 	s.partitionEpoch = req.PartitionEpoch
 	s.leaderEpoch = req.LeaderEpoch
@@ -241,4 +248,7 @@ func (s *LeaderState) SetBrokerAlive(id int32, alive bool) {
 	}
 }
 
-func (s *LeaderState) isIsrEligible(id int32) bool { return !s.offline[id] }
+func (s *LeaderState) isIsrEligible(id int32) bool {
+	_, refused := s.refusedUntil[id]
+	return !s.offline[id] && !refused
+}

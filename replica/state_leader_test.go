@@ -328,6 +328,30 @@ func TestIsrExpansion(t *testing.T) {
 			t.Fatal("alive broker did not join")
 		}
 	})
+	t.Run("refusedAsIneligibleBacksOff", func(t *testing.T) {
+		// Not in Kafka: the controller refused broker 2 (shutting down);
+		// its fetches neither propose it again nor hold the HW back until
+		// IneligibleReplicaBackoff has passed.
+		s := setup(t)
+		r := fetch(t, s, 2, 20, 3)
+		if r.IsrExpansion == nil || !s.RefuseIsrChange(*r.IsrExpansion, ms(4)) {
+			t.Fatalf("expansion %+v not refused", r.IsrExpansion)
+		}
+		if !slices.Equal(s.MaximalIsr(), []int32{1}) {
+			t.Fatalf("maximal ISR = %v after the refusal", s.MaximalIsr())
+		}
+		backoff := IneligibleReplicaBackoff.Milliseconds()
+		if r := fetch(t, s, 2, 20, 4+backoff-2); r.IsrExpansion != nil {
+			t.Fatal("proposed again within the backoff")
+		}
+		appendTo(t, s, 30, 4+backoff-1)
+		if s.HighWatermark() != 30 {
+			t.Fatalf("HW = %d: a refused follower held it back", s.HighWatermark())
+		}
+		if r := fetch(t, s, 2, 30, 4+backoff); r.IsrExpansion == nil {
+			t.Fatal("not proposed again after the backoff")
+		}
+	})
 }
 
 // PartitionTest.testFetchFromUnrecognizedFollower.

@@ -68,10 +68,13 @@ func (w *controllerClient) WriteIsr(topic string, partition int32, leader int32,
 	case errors.Is(res.Err, kerr.InvalidUpdateVersion), errors.Is(res.Err, kerr.FencedLeaderEpoch),
 		errors.Is(res.Err, kerr.UnknownTopicOrPartition), errors.Is(res.Err, kerr.InvalidRequest):
 		return 0, fmt.Errorf("%w: %w", errAlterPartitionRefused, res.Err)
+	case errors.Is(res.Err, kerr.IneligibleReplica), errors.Is(res.Err, kerr.OperationNotAttempted):
+		w.b.logger.Info("AlterPartition refused: a new ISR member is not live or is shutting down", "topic", topic, "partition", partition, "isr", ch.Isr, "err", res.Err)
+		return 0, fmt.Errorf("%w: AlterPartition: %w", replica.ErrIsrReplicaIneligible, res.Err)
 	default:
-		// NOT_CONTROLLER, INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED and
-		// the like: propose again on the next check, against what the
-		// leader knows then (Kafka's AlterPartitionManager retries).
+		// NOT_CONTROLLER and the like: propose again on the next check,
+		// against what the leader knows then (Kafka's AlterPartitionManager
+		// retries).
 		w.b.logger.Info("AlterPartition not applied; proposing again", "topic", topic, "partition", partition, "isr", ch.Isr, "err", res.Err)
 		return 0, fmt.Errorf("%w: AlterPartition: %w", replica.ErrIsrWriteUnsent, res.Err)
 	}
