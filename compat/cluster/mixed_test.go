@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,24 +194,19 @@ func testMixedCluster(t *testing.T, ibp string, kafkaController bool) {
 
 	// Reassignment between kinds: p2's replica l2 moves to the controller,
 	// the other kind's broker to the controller's kind.
+	// Kafka's own kafka-reassign-partitions, as an operator runs it: the
+	// brokers it talks to pass the plan to the controller
+	// (AlterPartitionReassignments), whichever kind each is.
 	target := []int32{f2, l1, ctrl}
-	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
-	req.TimeoutMillis = 30_000
-	rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
-	rp.Partition, rp.Replicas = 2, target
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, newClient(t, c.Addrs()))
-	if err != nil {
-		t.Fatalf("AlterPartitionReassignments: %v", err)
+	plan := filepath.Join(t.TempDir(), "reassign.json")
+	planJSON := fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":2,"replicas":[%d,%d,%d]}]}`, topic, target[0], target[1], target[2])
+	if err := os.WriteFile(plan, []byte(planJSON), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		t.Fatalf("AlterPartitionReassignments: %v", err)
-	}
-	if err := kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode); err != nil {
-		t.Fatalf("AlterPartitionReassignments, partition 2: %v", err)
+	bootstrap := strings.Join(c.Addrs(), ",")
+	if out, stderr, err := harness.RunTool(t, testCtx(t, 2*time.Minute), "kafka-reassign-partitions",
+		"--bootstrap-server", bootstrap, "--reassignment-json-file", plan, "--execute"); err != nil {
+		t.Fatalf("kafka-reassign-partitions --execute: %v\n%s\n%s", err, out, stderr)
 	}
 	waitUntil(t, 60*time.Second, fmt.Sprintf("partition 2 reassigned to %v", target), func() error {
 		a, err := topicAssignment(conn, topic)
@@ -226,6 +222,14 @@ func testMixedCluster(t *testing.T, ibp string, kafkaController bool) {
 		}
 		if ok, _, err := conn.Exists("/admin/reassign_partitions"); err != nil || ok {
 			return fmt.Errorf("/admin/reassign_partitions still there (%v)", err)
+		}
+		return nil
+	})
+	waitUntil(t, 60*time.Second, "kafka-reassign-partitions --verify reports it complete", func() error {
+		out, stderr, err := harness.RunTool(t, testCtx(t, 2*time.Minute), "kafka-reassign-partitions",
+			"--bootstrap-server", bootstrap, "--reassignment-json-file", plan, "--verify")
+		if err != nil || !strings.Contains(out, fmt.Sprintf("Reassignment of partition %s-2 is completed", topic)) {
+			return fmt.Errorf("--verify: %v\n%s\n%s", err, out, stderr)
 		}
 		return nil
 	})
