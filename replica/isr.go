@@ -212,3 +212,17 @@ func (s *LeaderState) isPending(c IsrChange) bool {
 	return s.isLeader && s.pending != nil && !s.pendingFailed && s.pending.Kind == c.Kind &&
 		s.pending.PartitionEpoch == c.PartitionEpoch && slices.Equal(s.pending.Isr, c.Isr)
 }
+
+// HasSilentIsrFollower reports an ISR follower that is behind and has not
+// fetched for FollowerSilenceMax: this leader may be the one cut off.
+func (s *LeaderState) HasSilentIsrFollower(now time.Time) bool {
+	if !s.isLeader {
+		return false
+	}
+	for _, id := range s.isr {
+		if f, ok := s.followers[id]; ok && id != s.localID && s.silent(f, now) {
+			return true
+		}
+	}
+	return false
+}

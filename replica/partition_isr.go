@@ -98,3 +98,10 @@ func (p *Partition) writeIsr(c IsrChange) {
 		p.highWatermarkMovedLocked()
 	}
 }
+
+// HasSilentIsrFollower: see LeaderState.HasSilentIsrFollower.
+func (p *Partition) HasSilentIsrFollower() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.leader && p.leaderState.HasSilentIsrFollower(p.opts.Now())
+}

@@ -398,6 +398,12 @@ func TestSilentFollowerLeavesIsr(t *testing.T) {
 	fetch(t, b, 2, 10, 100)
 	fetch(t, b, 3, 10, 100)
 	appendTo(t, b, 20, 200)
+	if b.HasSilentIsrFollower(ms(100 + silence.Milliseconds())) {
+		t.Fatal("silent at exactly FollowerSilenceMax")
+	}
+	if !b.HasSilentIsrFollower(ms(100 + silence.Milliseconds() + 500)) {
+		t.Fatal("the leader does not see its silent ISR followers (it reads ZooKeeper for a deposition then)")
+	}
 	if c := b.MaybeShrinkIsr(ms(100 + silence.Milliseconds() + 500)); c != nil {
 		t.Fatalf("silence took the ISR below min.insync.replicas: %+v", c)
 	}

@@ -251,7 +251,7 @@ func (b *Broker) Run(stop context.Context) error {
 			node.WatchACLChanges(ctx, b.reloadACLs)
 		}()
 	}
-	wg.Add(3)
+	wg.Add(4)
 	go func() {
 		defer wg.Done()
 		b.runTopicConfigChanges(ctx, node)
@@ -267,6 +267,10 @@ func (b *Broker) Run(stop context.Context) error {
 	go func() {
 		defer wg.Done()
 		b.replicas.RunIsrExpiration(ctx, b.isrCheckInterval())
+	}()
+	go func() {
+		defer wg.Done()
+		b.runDeposedLeaderCheck(ctx, node, b.isrCheckInterval())
 	}()
 	if b.store != nil {
 		// The controller is this broker: clients are served once it has

@@ -338,6 +338,16 @@ func TestNetBrokerCutFromBrokers(t *testing.T) {
 		t.Fatalf("broker %d's registration: exists %v, %v; the move was to come from the controller's probes, not a session expiry", cutID, ok, err)
 	}
 	waitProgress(t, p, "every partition takes writes with two in sync", 20*time.Second, 0, 1, 2)
+	// The cut-off broker still reaches ZooKeeper: it reads there that it
+	// was deposed (server/cluster_deposed_leader.go) and sends writers to
+	// the new leader instead of holding their writes until they time out.
+	waitUntil(t, 5*time.Second, "the cut-off former leader answers NOT_LEADER_OR_FOLLOWER", func() error {
+		if r := probes.send(nc.Broker(cutID).Addr, 2); r.err != nil || r.code != kerr.NotLeaderForPartition.Code {
+			return errors.New(r.String())
+		}
+		return nil
+	})
+	t.Logf("the cut-off former leader answers NOT_LEADER_OR_FOLLOWER %v after the cut", time.Since(cut).Round(time.Millisecond))
 	probes.mustRefuse(t, "cut-off former leader", nc.Broker(cutID).Addr, 2, 3*time.Second)
 
 	healed := time.Now()
