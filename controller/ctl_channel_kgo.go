@@ -14,7 +14,8 @@ import (
 // kgoBrokerChannel sends controller requests with one franz-go client per
 // broker, seeded with the broker's inter-broker endpoint and pinned to it
 // (the seed broker), so a request never goes anywhere else. kgo negotiates
-// each request's version down to what the broker advertises.
+// each request's version down to what the broker advertises, from the
+// request's own version at most.
 //
 // Locks: mu guards clients; it is not held while sending.
 type kgoBrokerChannel struct {
@@ -82,7 +83,9 @@ func (k *kgoBrokerChannel) Send(ctx context.Context, id int32, req kmsg.Request)
 	if len(seeds) == 0 {
 		return nil, fmt.Errorf("broker %d: no seed broker", id)
 	}
-	return seeds[0].Request(ctx, wirefix.Outgoing(req))
+	// The request's version is the IBP's (ctl_request_versions.go), a cap
+	// on what franz-go negotiates.
+	return seeds[0].Request(ctx, wirefix.Capped{Request: wirefix.Outgoing(req), Max: req.GetVersion()})
 }
 
 func (k *kgoBrokerChannel) close() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kbroker/kbroker/metadataversion"
 	"github.com/kbroker/kbroker/protocol"
 )
 
@@ -68,7 +69,7 @@ func TestKgoBrokerChannel(t *testing.T) {
 	defer ch.close()
 	ch.AddBroker(2, ln.Addr().String())
 	lai := kmsg.NewPtrLeaderAndISRRequest()
-	lai.Version, lai.ControllerID, lai.ControllerEpoch, lai.BrokerEpoch = leaderAndIsrVersion, 1, 3, 42
+	lai.Version, lai.ControllerID, lai.ControllerEpoch, lai.BrokerEpoch = metadataversion.Latest.LeaderAndIsrVersion(), 1, 3, 42
 	ts := kmsg.NewLeaderAndISRRequestTopicState()
 	ts.Topic, ts.TopicID = "orders", [16]byte{1}
 	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
@@ -76,7 +77,7 @@ func TestKgoBrokerChannel(t *testing.T) {
 	ts.PartitionStates = append(ts.PartitionStates, ps)
 	lai.TopicStates = append(lai.TopicStates, ts)
 	um := kmsg.NewPtrUpdateMetadataRequest()
-	um.Version, um.ControllerEpoch = updateMetadataVersion, 3
+	um.Version, um.ControllerEpoch = metadataversion.Latest.UpdateMetadataVersion(), 3
 
 	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer scancel()

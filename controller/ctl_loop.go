@@ -12,6 +12,7 @@ import (
 
 	"github.com/kbroker/kbroker/internal/brokerprobe"
 	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/metadataversion"
 	"github.com/kbroker/kbroker/zkstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -35,6 +36,10 @@ type Config struct {
 	// (the controller it deposed, zkbroker/node_controller_probe.go): they
 	// are fenced at failover instead of after a fresh round of probes.
 	KnownDead []brokerprobe.Target
+	// InterBrokerProtocol is inter.broker.protocol.version: it decides
+	// the versions of the requests the controller sends (zero:
+	// metadataversion.Latest).
+	InterBrokerProtocol metadataversion.Version
 }
 
 // ctlEvent is one unit of controller work (Kafka's ControllerEvent).
@@ -299,7 +304,7 @@ func (c *Controller) stop() {
 
 // sendBatch hands the batch's requests to the brokers' queues.
 func (c *Controller) sendBatch(b *requestBatch) {
-	for _, o := range b.build(controllerIdentity{c.cfg.BrokerID, c.epoch}, c.cfg.InterBrokerListener) {
+	for _, o := range b.build(controllerIdentity{ID: c.cfg.BrokerID, Epoch: c.epoch, IBP: c.cfg.InterBrokerProtocol}, c.cfg.InterBrokerListener) {
 		c.chans.send(o.broker, o.req)
 	}
 }

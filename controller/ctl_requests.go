@@ -3,16 +3,10 @@ package controller
 import (
 	"slices"
 
-	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-// Versions Kafka 3.9 at IBP 3.4+ sends (ControllerChannelManager.scala); kgo
-// lowers them to what the receiving broker advertises.
-const (
-	leaderAndIsrVersion   int16 = 7
-	updateMetadataVersion int16 = 8
-	stopReplicaVersion    int16 = 4
+	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/metadataversion"
 )
 
 // leaderDuringDelete is the leader UpdateMetadata carries for a topic
@@ -111,10 +105,20 @@ func (b *requestBatch) addStopReplica(brokers []int32, tp kafkazk.TopicPartition
 	}
 }
 
-// controllerIdentity is what every controller request carries.
+// controllerIdentity is what every controller request carries, and the
+// inter.broker.protocol.version that decides the requests' versions (the
+// zero value: metadataversion.Latest).
 type controllerIdentity struct {
 	ID    int32
 	Epoch int32
+	IBP   metadataversion.Version
+}
+
+func (ci controllerIdentity) ibp() metadataversion.Version {
+	if ci.IBP == (metadataversion.Version{}) {
+		return metadataversion.Latest
+	}
+	return ci.IBP
 }
 
 // outgoing is one request for one broker, in send order.
@@ -139,7 +143,9 @@ func (b *requestBatch) build(ci controllerIdentity, interBrokerListener string) 
 	}
 	for _, id := range b.ctx.liveBrokerIDs() {
 		if m := b.stop[id]; len(m) > 0 {
-			out = append(out, outgoing{id, b.stopReplicaRequest(ci, id, m)})
+			for _, req := range fitStopReplica(b.stopReplicaRequest(ci, id, m)) {
+				out = append(out, outgoing{id, req})
+			}
 		}
 	}
 	return out
@@ -163,7 +169,8 @@ func orEmpty(rs []int32) []int32 {
 
 func (b *requestBatch) leaderAndIsrRequest(ci controllerIdentity, broker int32, m map[kafkazk.TopicPartition]laiEntry, listener string) *kmsg.LeaderAndISRRequest {
 	req := kmsg.NewPtrLeaderAndISRRequest()
-	req.Version = leaderAndIsrVersion
+	req.Version = ci.ibp().LeaderAndIsrVersion()
+	defer fitLeaderAndIsr(req)
 	req.ControllerID = ci.ID
 	req.ControllerEpoch = ci.Epoch
 	req.BrokerEpoch = b.ctx.brokers[broker].Epoch
@@ -211,7 +218,8 @@ func (b *requestBatch) leaderAndIsrRequest(ci controllerIdentity, broker int32, 
 
 func (b *requestBatch) updateMetadataRequest(ci controllerIdentity, broker int32, partitions map[kafkazk.TopicPartition]bool) *kmsg.UpdateMetadataRequest {
 	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.Version = updateMetadataVersion
+	req.Version = ci.ibp().UpdateMetadataVersion()
+	defer fitUpdateMetadata(req)
 	req.ControllerID = ci.ID
 	req.ControllerEpoch = ci.Epoch
 	req.BrokerEpoch = b.ctx.brokers[broker].Epoch
@@ -268,7 +276,7 @@ func (b *requestBatch) updateMetadataRequest(ci controllerIdentity, broker int32
 
 func (b *requestBatch) stopReplicaRequest(ci controllerIdentity, broker int32, m map[kafkazk.TopicPartition]stopReplicaEntry) *kmsg.StopReplicaRequest {
 	req := kmsg.NewPtrStopReplicaRequest()
-	req.Version = stopReplicaVersion
+	req.Version = ci.ibp().StopReplicaVersion()
 	req.ControllerID = ci.ID
 	req.ControllerEpoch = ci.Epoch
 	req.BrokerEpoch = b.ctx.brokers[broker].Epoch

@@ -69,10 +69,20 @@ func mustParse(s string) Version {
 
 // The milestones the rules test.
 var (
+	v0_9_0      = mustParse("0.9.0")
 	v0_10_0_IV1 = mustParse("0.10.0-IV1")
+	v0_10_2_IV0 = mustParse("0.10.2-IV0")
+	v1_0_IV0    = mustParse("1.0-IV0")
+	v2_2_IV0    = mustParse("2.2-IV0")
+	v2_4_IV0    = mustParse("2.4-IV0")
+	v2_4_IV1    = mustParse("2.4-IV1")
+	v2_6_IV0    = mustParse("2.6-IV0")
 	v2_7_IV0    = mustParse("2.7-IV0")
 	v2_7_IV2    = mustParse("2.7-IV2")
+	v2_8_IV1    = mustParse("2.8-IV1")
 	v3_0_IV0    = mustParse("3.0-IV0")
+	v3_2_IV0    = mustParse("3.2-IV0")
+	v3_4_IV0    = mustParse("3.4-IV0")
 	v3_9_IV0    = mustParse("3.9-IV0")
 )
 

@@ -54,3 +54,37 @@ func TestMilestones(t *testing.T) {
 		}
 	}
 }
+
+// The controller's request versions, at each boundary of Kafka 3.9's
+// ControllerChannelManager.
+func TestControllerRequestVersions(t *testing.T) {
+	for _, c := range []struct {
+		ibp                               string
+		leaderAndIsr, update, stopReplica int16
+	}{
+		{"0.8.2", 0, 0, 0},
+		{"0.9.0", 0, 1, 0},
+		{"0.10.0-IV1", 0, 2, 0},
+		{"0.10.2-IV0", 0, 3, 0},
+		{"1.0-IV0", 1, 4, 0},
+		{"2.1-IV2", 1, 4, 0},
+		{"2.2-IV0", 2, 5, 1},
+		{"2.4-IV0", 3, 5, 1},
+		{"2.4-IV1", 4, 6, 2},
+		{"2.6-IV0", 4, 6, 3},
+		{"2.8-IV0", 4, 6, 3},
+		{"2.8-IV1", 5, 7, 3},
+		{"3.2-IV0", 6, 7, 3},
+		{"3.3-IV3", 6, 7, 3},
+		{"3.4-IV0", 7, 8, 4},
+		{"3.9-IV0", 7, 8, 4},
+	} {
+		v, err := Parse(c.ibp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := [3]int16{v.LeaderAndIsrVersion(), v.UpdateMetadataVersion(), v.StopReplicaVersion()}; got != [3]int16{c.leaderAndIsr, c.update, c.stopReplica} {
+			t.Errorf("%s: LeaderAndIsr, UpdateMetadata, StopReplica v%v, want %v", c.ibp, got, [3]int16{c.leaderAndIsr, c.update, c.stopReplica})
+		}
+	}
+}

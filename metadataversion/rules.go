@@ -29,3 +29,39 @@ func (v Version) BrokerRegistrationVersion() int {
 		return 2
 	}
 }
+
+// The controller's request versions (Kafka's ControllerChannelManager,
+// sendLeaderAndIsrRequest, sendUpdateMetadataRequests,
+// sendStopReplicaRequests): a broker at an older IBP may not understand
+// newer ones.
+
+// LeaderAndIsrVersion is the LeaderAndIsr version a controller sends.
+func (v Version) LeaderAndIsrVersion() int16 {
+	return pick(v, []step{{v3_4_IV0, 7}, {v3_2_IV0, 6}, {v2_8_IV1, 5}, {v2_4_IV1, 4}, {v2_4_IV0, 3}, {v2_2_IV0, 2}, {v1_0_IV0, 1}})
+}
+
+// UpdateMetadataVersion is the UpdateMetadata version a controller sends.
+func (v Version) UpdateMetadataVersion() int16 {
+	return pick(v, []step{{v3_4_IV0, 8}, {v2_8_IV1, 7}, {v2_4_IV1, 6}, {v2_2_IV0, 5}, {v1_0_IV0, 4}, {v0_10_2_IV0, 3}, {v0_10_0_IV1, 2}, {v0_9_0, 1}})
+}
+
+// StopReplicaVersion is the StopReplica version a controller sends.
+func (v Version) StopReplicaVersion() int16 {
+	return pick(v, []step{{v3_4_IV0, 4}, {v2_6_IV0, 3}, {v2_4_IV1, 2}, {v2_2_IV0, 1}})
+}
+
+// step: from version from on, a request goes out as version out.
+type step struct {
+	from Version
+	out  int16
+}
+
+// pick is the first step, newest first, that v reaches; 0 below them all.
+func pick(v Version, steps []step) int16 {
+	for _, s := range steps {
+		if v.AtLeast(s.from) {
+			return s.out
+		}
+	}
+	return 0
+}

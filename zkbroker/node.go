@@ -277,6 +277,7 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 		NewTopicID:            kafkazk.NewTopicID,
 		ProbeInterval:         n.probeInterval(),
 		KnownDead:             n.knownDead(zk, time.Now()),
+		InterBrokerProtocol:   n.cfg.InterBrokerProtocol,
 	}, s, ch, false, n.log, n.metrics)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
