@@ -43,10 +43,11 @@ type topicLoad struct {
 
 // decideTopicLoad takes the topic znode read for topic. A znode without a
 // topic id gets newID (drawn by the executor from Config.NewTopicID), as a
-// 3.x controller does.
+// 3.x controller does; a zero newID (an IBP without topic ids) leaves it
+// without.
 func decideTopicLoad(topic string, z kafkazk.TopicZNode, newID [16]byte) topicLoad {
 	d := topicLoad{znode: z, id: z.TopicID, assignments: map[kafkazk.TopicPartition]replicaAssignment{}}
-	if z.TopicID == ([16]byte{}) {
+	if z.TopicID == ([16]byte{}) && newID != ([16]byte{}) {
 		d.rewrite = true
 		d.znode.TopicID, d.znode.Version = newID, 3
 		d.id = newID

@@ -39,6 +39,11 @@ func TestDecideTopicLoad(t *testing.T) {
 	if old.Version != 2 || old.TopicID != ([16]byte{}) {
 		t.Errorf("decision changed its input: %+v", old)
 	}
+	// Below IBP 2.8-IV0 there are no topic ids to give: the znode stays.
+	d = decideTopicLoad("legacy", old, [16]byte{})
+	if d.rewrite || d.id != ([16]byte{}) || len(d.assignments) != 1 {
+		t.Errorf("without id at an IBP without ids: %+v", d)
+	}
 }
 
 func TestDecidePartitionModifications(t *testing.T) {

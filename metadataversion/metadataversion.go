@@ -79,6 +79,7 @@ var (
 	v2_6_IV0    = mustParse("2.6-IV0")
 	v2_7_IV0    = mustParse("2.7-IV0")
 	v2_7_IV2    = mustParse("2.7-IV2")
+	v2_8_IV0    = mustParse("2.8-IV0")
 	v2_8_IV1    = mustParse("2.8-IV1")
 	v3_0_IV0    = mustParse("3.0-IV0")
 	v3_2_IV0    = mustParse("3.2-IV0")

@@ -13,6 +13,11 @@ func (v Version) AlterPartition() bool { return v.AtLeast(v2_7_IV2) }
 // /latest_producer_id_block themselves.
 func (v Version) AllocateProducerIDs() bool { return v.AtLeast(v3_0_IV0) }
 
+// TopicIDs: topics get ids (KIP-516): new topic znodes carry one, the
+// controller gives one to a topic without, and requests name topics by it
+// (Kafka's usesTopicId in ZooKeeper mode).
+func (v Version) TopicIDs() bool { return v.AtLeast(v2_8_IV0) }
+
 // FeatureVersioning: brokers register with their supported features
 // (registration version 5, KIP-584).
 func (v Version) FeatureVersioning() bool { return v.AtLeast(v2_7_IV0) }

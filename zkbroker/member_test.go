@@ -352,13 +352,15 @@ func TestMemberHoldsCandidacy(t *testing.T) {
 
 // The registration is what a Kafka 3.9 broker at the same
 // inter.broker.protocol.version writes: version 5 with the supported
-// features from 2.7-IV0, version 4 without them below.
+// features from 2.7-IV0, version 4 without them below; and new topics have
+// ids from 2.8-IV0.
 func TestRegistrationFollowsInterBrokerProtocol(t *testing.T) {
 	for _, tc := range []struct {
 		ibp      string
 		version  int
 		features bool
-	}{{"2.6", 4, false}, {"2.7-IV0", 5, true}, {"3.9", 5, true}, {"", 5, true}} {
+		topicIDs bool
+	}{{"2.6", 4, false, false}, {"2.7-IV0", 5, true, false}, {"2.8-IV0", 5, true, true}, {"3.9", 5, true, true}, {"", 5, true, true}} {
 		var ibp metadataversion.Version
 		if tc.ibp != "" {
 			var err error
@@ -370,6 +372,10 @@ func TestRegistrationFollowsInterBrokerProtocol(t *testing.T) {
 		reg := n.registration()
 		if reg.Version != tc.version || (reg.Features != nil) != tc.features {
 			t.Errorf("IBP %q: version %d, features %v; want %d, %v", tc.ibp, reg.Version, reg.Features, tc.version, tc.features)
+		}
+		// New topics get ids from 2.8-IV0 (KIP-516), as Kafka's do.
+		if got := n.newTopicID() != ([16]byte{}); got != tc.topicIDs {
+			t.Errorf("IBP %q: new topics get ids %v, want %v", tc.ibp, got, tc.topicIDs)
 		}
 	}
 }

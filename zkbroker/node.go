@@ -274,7 +274,7 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 		UncleanLeaderElection: n.cfg.UncleanLeaderElectionEnable,
 		AutoLeaderRebalance:   n.cfg.AutoLeaderRebalanceEnable,
 		ImbalancePerBrokerPct: n.cfg.LeaderImbalancePerBrokerPercentage,
-		NewTopicID:            kafkazk.NewTopicID,
+		NewTopicID:            n.newTopicID,
 		ProbeInterval:         n.probeInterval(),
 		KnownDead:             n.knownDead(zk, time.Now()),
 		InterBrokerProtocol:   n.cfg.InterBrokerProtocol,
@@ -309,6 +309,14 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 	}()
 }
 
+// ibp is the broker's inter.broker.protocol.version.
+func (n *Node) ibp() metadataversion.Version {
+	if n.cfg.InterBrokerProtocol == (metadataversion.Version{}) {
+		return metadataversion.Latest
+	}
+	return n.cfg.InterBrokerProtocol
+}
+
 // registration is this broker's /brokers/ids record without endpoints, as
 // a Kafka 3.9 broker at the same inter.broker.protocol.version writes it.
 // From 2.7-IV0 a broker registers the feature range it supports, and a
@@ -317,10 +325,7 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 // metadata.version 1..21 is 3.9's range (21 = 3.9-IV0). Below, the record
 // is version 4, without features.
 func (n *Node) registration() kafkazk.BrokerZNode {
-	ibp := n.cfg.InterBrokerProtocol
-	if ibp == (metadataversion.Version{}) {
-		ibp = metadataversion.Latest
-	}
+	ibp := n.ibp()
 	reg := kafkazk.BrokerZNode{Version: ibp.BrokerRegistrationVersion(), JmxPort: -1, Rack: n.cfg.Rack}
 	if ibp.FeatureVersioning() {
 		reg.Features = map[string]kafkazk.FeatureRange{"metadata.version": {Min: 1, Max: 21}}

@@ -16,14 +16,24 @@ import (
 // CreateTopic creates a topic: partitions and replicationFactor (assigned
 // as Kafka does, rack-aware when every broker has a rack) or an explicit
 // assignment (then both must be -1). /config/topics/<t> is written first,
-// then /brokers/topics/<t> with a fresh topic id; the controller creates
-// the partitions when it sees the topic. Returns the topic id.
+// then /brokers/topics/<t> with a fresh topic id (none below IBP 2.8-IV0);
+// the controller creates the partitions when it sees the topic. Returns
+// the topic id.
 func (n *Node) CreateTopic(name string, partitions int32, replicationFactor int16, assignment map[int32][]int32, configs map[string]string, validateOnly bool) ([16]byte, error) {
 	zk, err := n.controllerClient()
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return kafkazk.CreateTopic(zk, name, partitions, replicationFactor, assignment, configs, validateOnly, kafkazk.RandIntn, kafkazk.NewTopicID)
+	return kafkazk.CreateTopic(zk, name, partitions, replicationFactor, assignment, configs, validateOnly, kafkazk.RandIntn, n.newTopicID)
+}
+
+// newTopicID draws a new topic's id; below IBP 2.8-IV0 topics have none,
+// as Kafka's brokers and controller at that IBP write none.
+func (n *Node) newTopicID() [16]byte {
+	if !n.ibp().TopicIDs() {
+		return [16]byte{}
+	}
+	return kafkazk.NewTopicID()
 }
 
 // controllerClient is the ZooKeeper client for the admin writes that, as

@@ -34,5 +34,5 @@ func (n *Node) AutoCreateTopic(name string, partitions int32, replicationFactor 
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return kafkazk.CreateTopic(zk, name, partitions, replicationFactor, nil, configs, false, kafkazk.RandIntn, kafkazk.NewTopicID)
+	return kafkazk.CreateTopic(zk, name, partitions, replicationFactor, nil, configs, false, kafkazk.RandIntn, n.newTopicID)
 }
