@@ -281,8 +281,8 @@ var (
 	allClusterOps = opsBits(clusterOperations...)
 )
 
-// metadataCases: Metadata and DescribeTopicPartitions, which hide what the
-// principal may not describe.
+// metadataCases: Metadata, which hides what the principal may not
+// describe.
 func metadataCases(f *authzFixture) []authzCase {
 	metadata := func(e *authzEnv, topics ...string) *kmsg.MetadataRequest {
 		req := kmsg.NewPtrMetadataRequest()
@@ -495,83 +495,6 @@ func metadataCases(f *authzFixture) []authzCase {
 				}
 				if r.AuthorizedOperations != want {
 					t.Errorf("cluster operations %b, want %b", r.AuthorizedOperations, want)
-				}
-			},
-		},
-		{
-			name: "DescribeTopicPartitions/named topic", key: 75, version: 0,
-			acls:  []aclSpec{topicACL(opDescribe, "orders")},
-			codes: []int16{topicDenied},
-			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
-				// One partition per answer: orders fills it, and a topic
-				// the principal may not describe is still answered (Kafka's
-				// DescribeTopicPartitionsRequestHandler adds them after the
-				// paged ones); the cursor only ever names a describable one.
-				req := kmsg.NewPtrDescribeTopicPartitionsRequest()
-				req.Topics = []kmsg.DescribeTopicPartitionsRequestTopic{{Topic: "orders"}, {Topic: "secret"}}
-				req.ResponsePartitionLimit = 1
-				return req
-			},
-			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
-				r := resp.(*kmsg.DescribeTopicPartitionsResponse)
-				byName := map[string]kmsg.DescribeTopicPartitionsResponseTopic{}
-				for _, rt := range r.Topics {
-					byName[stringOr(rt.Topic)] = rt
-				}
-				denied := func(rt kmsg.DescribeTopicPartitionsResponseTopic, code int16) {
-					t.Helper()
-					wantCode(t, "topic "+stringOr(rt.Topic), rt.ErrorCode, code)
-					if len(rt.Partitions) != 0 || rt.TopicID != ([16]byte{}) || rt.IsInternal || rt.AuthorizedOperations != -2147483648 {
-						t.Errorf("denied topic leaks: %+v", rt)
-					}
-				}
-				if ph.super {
-					if len(byName) != 1 || r.NextCursor == nil || r.NextCursor.Topic != "secret" {
-						t.Errorf("super user: topics %+v, cursor %+v", r.Topics, r.NextCursor)
-					}
-				} else {
-					if len(byName) != 2 || r.NextCursor != nil {
-						t.Fatalf("topics %+v, cursor %+v", r.Topics, r.NextCursor)
-					}
-					denied(byName["secret"], topicDenied)
-				}
-				rt := byName["orders"]
-				if ph.denied {
-					denied(rt, ph.code)
-					return
-				}
-				wantCode(t, "orders", rt.ErrorCode, 0)
-				if len(rt.Partitions) != 1 || rt.TopicID != f.ordersID {
-					t.Errorf("orders: %d partitions, id %x", len(rt.Partitions), rt.TopicID)
-				}
-				want := opsBits(opDescribe)
-				if ph.super {
-					want = allTopicOps
-				}
-				if rt.AuthorizedOperations != want {
-					t.Errorf("authorized operations %b, want %b", rt.AuthorizedOperations, want)
-				}
-			},
-		},
-		{
-			name: "DescribeTopicPartitions/all topics", key: 75, version: 0,
-			acls:  []aclSpec{topicACL(opDescribe, "orders")},
-			codes: []int16{0},
-			build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
-				return kmsg.NewPtrDescribeTopicPartitionsRequest()
-			},
-			check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
-				r := resp.(*kmsg.DescribeTopicPartitionsResponse)
-				name := func(rt kmsg.DescribeTopicPartitionsResponseTopic) string { return stringOr(rt.Topic) }
-				switch {
-				case ph.denied:
-					wantTopics(t, "topics", r.Topics, name)
-				case ph.super:
-					if !has(r.Topics, name, "orders") || !has(r.Topics, name, "secret") {
-						t.Errorf("super user sees %d topics", len(r.Topics))
-					}
-				default:
-					wantTopics(t, "topics", r.Topics, name, "orders")
 				}
 			},
 		},

@@ -440,16 +440,6 @@ func sameSteps() []sameStep {
 		{"CreateTopics existing topic", func(ctx context.Context, s *sameSide) (any, error) {
 			return ask(ctx, s, createTopicsReq(false, newTopic(sameDataT, 2, 1))), nil
 		}},
-		{"DescribeTopicPartitions", func(ctx context.Context, s *sameSide) (any, error) {
-			req := kmsg.NewPtrDescribeTopicPartitionsRequest()
-			req.ResponsePartitionLimit = 2000
-			for _, tp := range []string{sameDataT, sameAssigned, "same-nowhere"} {
-				rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
-				rt.Topic = tp
-				req.Topics = append(req.Topics, rt)
-			}
-			return ask(ctx, s, req), nil
-		}},
 		{"Produce acks=1", func(ctx context.Context, s *sameSide) (any, error) {
 			batch := encodeBatch(-1, -1, -1, sameRecord{"k0", "v0", 0}, sameRecord{"k1", "v1", 10}, sameRecord{"k2", "v2", 20})
 			return askVia(ctx, s, "leader", produceRequest(sameDataT, 0, batch)), nil
