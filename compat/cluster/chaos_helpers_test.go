@@ -140,6 +140,17 @@ func startChaosProducer(t *testing.T, seeds []string, prefix string, partitions 
 	return p
 }
 
+// seconds is the per-partition acknowledged seconds, for availability.
+func (p *chaosProducer) seconds() map[int32]map[int64]bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[int32]map[int64]bool, len(p.ackedSeconds))
+	for part, s := range p.ackedSeconds {
+		out[part] = maps.Clone(s)
+	}
+	return out
+}
+
 // count is the number of records acknowledged so far.
 func (p *chaosProducer) count() int {
 	p.mu.Lock()

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -89,6 +90,7 @@ func TestChaosSeeded(t *testing.T) {
 	waitFullISR(t, conn, topic, partitions, 3)
 
 	p := startChaosProducer(t, nc.Addrs(), "s", partitions, chaosAcksAllOpts(topic)...)
+	w := startChaosWriters(t, nc.Addrs(), topic, partitions)
 	g := startChaosGroup(t, nc.Addrs(), topic)
 	d := &chaosDriver{t: t, nc: nc, conn: conn, topic: topic, partitions: partitions}
 	time.Sleep(2 * time.Second)
@@ -117,6 +119,7 @@ func TestChaosSeeded(t *testing.T) {
 	t.Logf("chaos: %d faults injected in %v", len(plan), end.Sub(begin).Round(time.Second))
 
 	acked := p.stop(t)
+	maps.Copy(acked, w.stop())
 	g.stop(t)
 	waitUntil(t, 90*time.Second, "every ISR full after the schedule", func() error {
 		states, err := readStates(conn, topic, partitions)
@@ -133,17 +136,20 @@ func TestChaosSeeded(t *testing.T) {
 	nc.WaitReady(t)
 	v := finishChaos(t, nc.Cluster, conn, topic, partitions, acked)
 
-	avail := availability(p, d.spans(), begin, end, partitions)
-	summary := fmt.Sprintf("chaos: seed=%d faults=%d quiet=%v target=%s acked=%d failed=%d lost=%d dup=%d moved=%d divergent=%d offsets-back=%d %v duration=%v",
+	producerSeconds, writerSeconds := p.seconds(), w.seconds()
+	avail := availability(producerSeconds, d.spans(), begin, end, partitions)
+	fresh := availability(writerSeconds, d.spans(), begin, end, partitions)
+	summary := fmt.Sprintf("chaos: seed=%d faults=%d quiet=%v target=%s acked=%d failed=%d lost=%d dup=%d moved=%d divergent=%d offsets-back=%d producer %v; fresh writes refused: partition-seconds %.1f%% (%.1f%% with at most one broker faulty) duration=%v",
 		seed, len(plan), quiet, target, len(acked), p.failures(), v.Lost, v.Duplicates, v.Moved, v.Divergent, len(g.movedBack),
-		avail, end.Sub(begin).Round(time.Second))
+		avail, 100*fresh.partitionRefused, 100*fresh.partitionRefusedSingle, end.Sub(begin).Round(time.Second))
 	t.Log(summary)
 	fmt.Println(summary)
 	for _, m := range g.movedBack {
 		t.Errorf("committed offset moved back: %s", m)
 	}
 	if path := os.Getenv("CHAOS_REPORT"); path != "" {
-		report := chaosReport(seed, quiet, target, plan, d.log, summary, faultCosts(p, d.log, end, partitions))
+		report := chaosReport(seed, quiet, target, plan, d.log, summary,
+			faultCosts(producerSeconds, d.log, end, partitions), faultCosts(writerSeconds, d.log, end, partitions))
 		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 			t.Errorf("CHAOS_REPORT: %v", err)
 		}
@@ -421,9 +427,7 @@ type availabilityStats struct {
 	seconds, singleSeconds                   int
 }
 
-func availability(p *chaosProducer, spans []faultSpan, begin, end time.Time, partitions int32) availabilityStats {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+func availability(ackedSeconds map[int32]map[int64]bool, spans []faultSpan, begin, end time.Time, partitions int32) availabilityStats {
 	var a availabilityStats
 	var partWindows, partRefused, partSingle, partRefusedSingle, clusterRefused, clusterRefusedSingle int
 	for sec := begin.Unix() + 1; sec < end.Unix(); sec++ {
@@ -443,7 +447,7 @@ func availability(p *chaosProducer, spans []faultSpan, begin, end time.Time, par
 		}
 		someAcked := false
 		for part := range partitions {
-			ok := p.ackedSeconds[part][sec]
+			ok := ackedSeconds[part][sec]
 			someAcked = someAcked || ok
 			partWindows++
 			if !ok {
@@ -493,9 +497,7 @@ func (c faultCost) total() int {
 	return n
 }
 
-func faultCosts(p *chaosProducer, log []injected, end time.Time, partitions int32) []faultCost {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+func faultCosts(ackedSeconds map[int32]map[int64]bool, log []injected, end time.Time, partitions int32) []faultCost {
 	out := make([]faultCost, len(log))
 	for i, in := range log {
 		until := end
@@ -506,7 +508,7 @@ func faultCosts(p *chaosProducer, log []injected, end time.Time, partitions int3
 		for sec := in.start.Unix() + 1; sec < until.Unix(); sec++ {
 			c.seconds++
 			for part := range partitions {
-				if !p.ackedSeconds[part][sec] {
+				if !ackedSeconds[part][sec] {
 					c.refused[part]++
 				}
 			}
@@ -626,29 +628,33 @@ func (g *chaosGroup) stop(t *testing.T) {
 }
 
 // chaosReport is the markdown report of a run.
-func chaosReport(seed uint64, quiet chaosplan.Quiet, target string, plan []chaosplan.Fault, log []injected, summary string, costs []faultCost) string {
+func chaosReport(seed uint64, quiet chaosplan.Quiet, target string, plan []chaosplan.Fault, log []injected, summary string, costs, fresh []faultCost) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Chaos run, seed %d, %s\n\n", seed, target)
 	fmt.Fprintf(&b, "`make chaos SEED=%d FAULTS=%d QUIET=%v TARGET=%s` replays this schedule.\n\n", seed, len(plan), quiet, target)
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", summary)
+	b.WriteString("\"Refused\" counts partition-seconds without an acknowledgement: of the workload's idempotent producer, and of fresh writes (one record at a time per partition, each given up after 2 s; compat/cluster/chaos_writers_test.go), which tell whether the cluster took writes while the producer waited on a request sent to a broker that stopped answering.\n\n")
 	b.WriteString("Refused partition-seconds by the kind of the latest fault to start (its hold, heal, recovery and the gap after it):\n\n")
-	b.WriteString("| fault | count | partition-seconds | refused |\n|---|---|---|---|\n")
+	b.WriteString("| fault | count | partition-seconds | producer refused | fresh writes refused |\n|---|---|---|---|---|\n")
 	byKind := costsByKind(log, costs)
+	freshByKind := costsByKind(log, fresh)
 	kinds := make([]chaosplan.Kind, 0, len(byKind))
 	for k := range byKind {
 		kinds = append(kinds, k)
 	}
 	slices.Sort(kinds)
 	for _, k := range kinds {
-		c := byKind[k]
-		share := 0.0
-		if c.seconds > 0 {
-			share = 100 * float64(c.refused) / float64(c.seconds)
+		c, f := byKind[k], freshByKind[k]
+		share := func(c *kindCost) float64 {
+			if c.seconds == 0 {
+				return 0
+			}
+			return 100 * float64(c.refused) / float64(c.seconds)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %.1f%% |\n", k, c.faults, c.seconds, share)
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f%% | %.1f%% |\n", k, c.faults, c.seconds, share(c), share(f))
 	}
 	b.WriteString("\nEach fault, with the seconds it owns and the seconds without an acknowledgement, by partition:\n\n")
-	b.WriteString("| # | fault | target | broker | start | held | leaders at start | seconds | refused by partition |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| # | fault | target | broker | start | held | leaders at start | seconds | producer refused by partition | fresh writes refused by partition |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, in := range log {
 		target := "ZooKeeper"
 		if in.broker != 0 {
@@ -658,8 +664,8 @@ func chaosReport(seed uint64, quiet chaosplan.Quiet, target string, plan []chaos
 		if !in.end.IsZero() {
 			held = in.end.Sub(in.start).Round(100 * time.Millisecond).String()
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %v | %d | %v |\n", in.fault.Index, in.fault.Kind, in.fault.Target, target,
-			in.start.UTC().Format("15:04:05.000"), held, in.leaders, costs[i].seconds, costs[i].refused)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %v | %d | %v | %v |\n", in.fault.Index, in.fault.Kind, in.fault.Target, target,
+			in.start.UTC().Format("15:04:05.000"), held, in.leaders, costs[i].seconds, costs[i].refused, fresh[i].refused)
 	}
 	return b.String()
 }
