@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -121,13 +120,6 @@ func (b *Broker) leaderPartition(t *Topic, idx int32) (*replica.Partition, error
 		return nil, kerr.NotLeaderForPartition
 	}
 	return p, nil
-}
-
-// topicNames returns every topic name, sorted.
-func (b *Broker) topicNames() []string {
-	names := slices.Collect(maps.Keys(b.topicsSnap.Load().byName))
-	sort.Strings(names)
-	return names
 }
 
 // sortedTopics returns every topic in name order, all from one snapshot of
