@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kbroker/kbroker/internal/brokerprobe"
+	"github.com/kbroker/kbroker/internal/clock"
 )
 
 // The controller probes every registered broker's inter-broker endpoint
@@ -75,18 +76,11 @@ func (c *Controller) publishFenced() {
 // runProbes enqueues a probe round every interval until ctx ends. A round
 // is not queued while the previous one waits in the queue.
 func (c *Controller) runProbes(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if c.probeQueued.CompareAndSwap(false, true) {
-				c.enqueue(ctlEvent{"BrokerProbe", func() error { return c.probeBrokers(ctx) }})
-			}
+	clock.Every(ctx, interval, func() {
+		if c.probeQueued.CompareAndSwap(false, true) {
+			c.enqueue(ctlEvent{"BrokerProbe", func() error { return c.probeBrokers(ctx) }})
 		}
-	}
+	})
 }
 
 // probeBrokers starts one probe per registered broker other than this one

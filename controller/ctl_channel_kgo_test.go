@@ -46,11 +46,10 @@ func (p *controlPlane) Handle(_ context.Context, req *protocol.Request) protocol
 
 func (p *controlPlane) ConnClosed(*protocol.ConnInfo) {}
 
-// The franz-go channel reaches the broker at its registered endpoint and
-// delivers controller requests with their fields intact, at the version
-// the broker advertises (lowered from ours when it serves less).
-func TestKgoBrokerChannel(t *testing.T) {
-	plane := &controlPlane{vers: map[int16]int16{18: kmsg.NewPtrApiVersionsRequest().MaxVersion(), 4: 7, 6: 7, 5: 4}}
+// channelToPlane serves plane on a local port as broker 2 and returns
+// controller 1's franz-go channel to it; both end with the test.
+func channelToPlane(t *testing.T, plane *controlPlane) *kgoBrokerChannel {
+	t.Helper()
 	srv := protocol.NewServer(protocol.ServerConfig{}, plane, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,15 +58,23 @@ func TestKgoBrokerChannel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln, "PLAINTEXT") }()
-	defer func() {
+	ch := newKgoBrokerChannel(1, nil)
+	ch.AddBroker(2, ln.Addr().String())
+	t.Cleanup(func() {
+		ch.close()
 		cancel()
 		srv.Close()
 		<-served
-	}()
+	})
+	return ch
+}
 
-	ch := newKgoBrokerChannel(1, nil)
-	defer ch.close()
-	ch.AddBroker(2, ln.Addr().String())
+// The franz-go channel reaches the broker at its registered endpoint and
+// delivers controller requests with their fields intact, at the version
+// the broker advertises (lowered from ours when it serves less).
+func TestKgoBrokerChannel(t *testing.T) {
+	plane := &controlPlane{vers: map[int16]int16{18: kmsg.NewPtrApiVersionsRequest().MaxVersion(), 4: 7, 6: 7, 5: 4}}
+	ch := channelToPlane(t, plane)
 	lai := kmsg.NewPtrLeaderAndISRRequest()
 	lai.Version, lai.ControllerID, lai.ControllerEpoch, lai.BrokerEpoch = metadataversion.Latest.LeaderAndIsrVersion(), 1, 3, 42
 	ts := kmsg.NewLeaderAndISRRequestTopicState()

@@ -59,30 +59,40 @@ func fitStopReplica(req *kmsg.StopReplicaRequest) []*kmsg.StopReplicaRequest {
 	var out []*kmsg.StopReplicaRequest
 	for _, del := range []bool{true, false} {
 		r := *req
-		r.DeletePartitions = del
-		r.Topics = nil
+		r.DeletePartitions, r.Topics = del, nil
 		for _, t := range req.Topics {
-			nt := kmsg.NewStopReplicaRequestTopic()
-			nt.Topic = t.Topic
-			for _, ps := range t.PartitionStates {
-				if ps.Delete != del {
-					continue
-				}
-				if req.Version == 0 {
-					v0 := kmsg.NewStopReplicaRequestTopic()
-					v0.Topic, v0.Partition = t.Topic, ps.Partition
-					r.Topics = append(r.Topics, v0)
-					continue
-				}
-				nt.Partitions = append(nt.Partitions, ps.Partition)
-			}
-			if len(nt.Partitions) > 0 {
-				r.Topics = append(r.Topics, nt)
-			}
+			r.Topics = append(r.Topics, oldStopReplicaTopics(t, del, req.Version == 0)...)
 		}
 		if len(r.Topics) > 0 {
 			out = append(out, &r)
 		}
+	}
+	return out
+}
+
+// oldStopReplicaTopics lays out t's partitions whose delete flag is del as
+// StopReplica v1-2 has them (the topic with its partition numbers) or, with
+// perPartition, as v0 does (an entry for each partition).
+func oldStopReplicaTopics(t kmsg.StopReplicaRequestTopic, del, perPartition bool) []kmsg.StopReplicaRequestTopic {
+	var parts []int32
+	for _, ps := range t.PartitionStates {
+		if ps.Delete == del {
+			parts = append(parts, ps.Partition)
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	if !perPartition {
+		nt := kmsg.NewStopReplicaRequestTopic()
+		nt.Topic, nt.Partitions = t.Topic, parts
+		return []kmsg.StopReplicaRequestTopic{nt}
+	}
+	out := make([]kmsg.StopReplicaRequestTopic, 0, len(parts))
+	for _, p := range parts {
+		nt := kmsg.NewStopReplicaRequestTopic()
+		nt.Topic, nt.Partition = t.Topic, p
+		out = append(out, nt)
 	}
 	return out
 }

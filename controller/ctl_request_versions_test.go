@@ -3,9 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"slices"
 	"testing"
 	"time"
@@ -14,7 +11,6 @@ import (
 
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/metadataversion"
-	"github.com/kbroker/kbroker/protocol"
 )
 
 // A controller at an older inter.broker.protocol.version sends its
@@ -24,22 +20,7 @@ import (
 // IBP would read them.
 func TestRequestsAtTheIBPsVersions(t *testing.T) {
 	plane := &controlPlane{vers: map[int16]int16{18: kmsg.NewPtrApiVersionsRequest().MaxVersion(), 4: 7, 6: 8, 5: 4}}
-	srv := protocol.NewServer(protocol.ServerConfig{}, plane, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(sctx, ln, "PLAINTEXT") }()
-	defer func() {
-		cancel()
-		srv.Close()
-		<-served
-	}()
-	ch := newKgoBrokerChannel(1, nil)
-	defer ch.close()
-	ch.AddBroker(2, ln.Addr().String())
+	ch := channelToPlane(t, plane)
 
 	p0, d0 := kafkazk.TopicPartition{Topic: "t", Partition: 0}, kafkazk.TopicPartition{Topic: "doomed", Partition: 3}
 	for _, c := range []struct {

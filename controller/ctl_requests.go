@@ -114,12 +114,7 @@ type controllerIdentity struct {
 	IBP   metadataversion.Version
 }
 
-func (ci controllerIdentity) ibp() metadataversion.Version {
-	if ci.IBP == (metadataversion.Version{}) {
-		return metadataversion.Latest
-	}
-	return ci.IBP
-}
+func (ci controllerIdentity) ibp() metadataversion.Version { return ci.IBP.OrLatest() }
 
 // outgoing is one request for one broker, in send order.
 type outgoing struct {
@@ -170,7 +165,6 @@ func orEmpty(rs []int32) []int32 {
 func (b *requestBatch) leaderAndIsrRequest(ci controllerIdentity, broker int32, m map[kafkazk.TopicPartition]laiEntry, listener string) *kmsg.LeaderAndISRRequest {
 	req := kmsg.NewPtrLeaderAndISRRequest()
 	req.Version = ci.ibp().LeaderAndIsrVersion()
-	defer fitLeaderAndIsr(req)
 	req.ControllerID = ci.ID
 	req.ControllerEpoch = ci.Epoch
 	req.BrokerEpoch = b.ctx.brokers[broker].Epoch
@@ -213,13 +207,13 @@ func (b *requestBatch) leaderAndIsrRequest(ci controllerIdentity, broker int32, 
 			req.LiveLeaders = append(req.LiveLeaders, ll)
 		}
 	}
+	fitLeaderAndIsr(req)
 	return req
 }
 
 func (b *requestBatch) updateMetadataRequest(ci controllerIdentity, broker int32, partitions map[kafkazk.TopicPartition]bool) *kmsg.UpdateMetadataRequest {
 	req := kmsg.NewPtrUpdateMetadataRequest()
 	req.Version = ci.ibp().UpdateMetadataVersion()
-	defer fitUpdateMetadata(req)
 	req.ControllerID = ci.ID
 	req.ControllerEpoch = ci.Epoch
 	req.BrokerEpoch = b.ctx.brokers[broker].Epoch
@@ -271,6 +265,7 @@ func (b *requestBatch) updateMetadataRequest(ci controllerIdentity, broker int32
 		}
 		req.LiveBrokers = append(req.LiveBrokers, lb)
 	}
+	fitUpdateMetadata(req)
 	return req
 }
 

@@ -90,6 +90,15 @@ var (
 // Latest is the newest version Kafka 3.9 knows, and its default.
 var Latest = v3_9_IV0
 
+// OrLatest is v, or Latest for the zero value (a configuration that does
+// not name one).
+func (v Version) OrLatest() Version {
+	if v == (Version{}) {
+		return Latest
+	}
+	return v
+}
+
 // Default is inter.broker.protocol.version's default in Kafka 3.9.
 const Default = "3.9-IV0"
 

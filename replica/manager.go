@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/kbroker/kbroker/internal/clock"
 	"github.com/kbroker/kbroker/logstore"
 )
 
@@ -258,14 +259,5 @@ func runEvery(ctx context.Context, interval, fallback time.Duration, fn func()) 
 	if interval <= 0 {
 		interval = fallback
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			fn()
-		}
-	}
+	clock.Every(ctx, interval, fn)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kbroker/kbroker/config"
+	"github.com/kbroker/kbroker/internal/clock"
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
@@ -270,7 +271,7 @@ func (b *Broker) Run(stop context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		b.runDeposedLeaderCheck(ctx, node, b.isrCheckInterval())
+		clock.Every(ctx, b.isrCheckInterval(), func() { b.checkDeposedLeaders(node) })
 	}()
 	if b.store != nil {
 		// The controller is this broker: clients are served once it has

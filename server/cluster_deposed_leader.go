@@ -1,9 +1,6 @@
 package server
 
 import (
-	"context"
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/kafkazk"
@@ -28,21 +25,7 @@ type partitionStateReader interface {
 	PartitionState(topic string, partition int32) (kafkazk.PartitionStateZNode, int32, error)
 }
 
-// runDeposedLeaderCheck looks for deposed leaderships every interval until
-// ctx ends.
-func (b *Broker) runDeposedLeaderCheck(ctx context.Context, states partitionStateReader, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			b.checkDeposedLeaders(states)
-		}
-	}
-}
-
+// checkDeposedLeaders runs with the leaders' ISR check, as often.
 func (b *Broker) checkDeposedLeaders(states partitionStateReader) {
 	for _, p := range b.replicas.Partitions() {
 		if !p.HasSilentIsrFollower() {

@@ -310,12 +310,7 @@ func (n *Node) onController(zk zkstore.Client, s kafkazk.ControllerStatus) {
 }
 
 // ibp is the broker's inter.broker.protocol.version.
-func (n *Node) ibp() metadataversion.Version {
-	if n.cfg.InterBrokerProtocol == (metadataversion.Version{}) {
-		return metadataversion.Latest
-	}
-	return n.cfg.InterBrokerProtocol
-}
+func (n *Node) ibp() metadataversion.Version { return n.cfg.InterBrokerProtocol.OrLatest() }
 
 // registration is this broker's /brokers/ids record without endpoints, as
 // a Kafka 3.9 broker at the same inter.broker.protocol.version writes it.

@@ -144,8 +144,13 @@ func startChaosProducer(t *testing.T, seeds []string, prefix string, partitions 
 func (p *chaosProducer) seconds() map[int32]map[int64]bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[int32]map[int64]bool, len(p.ackedSeconds))
-	for part, s := range p.ackedSeconds {
+	return cloneSeconds(p.ackedSeconds)
+}
+
+// cloneSeconds copies per-partition acknowledged seconds.
+func cloneSeconds(m map[int32]map[int64]bool) map[int32]map[int64]bool {
+	out := make(map[int32]map[int64]bool, len(m))
+	for part, s := range m {
 		out[part] = maps.Clone(s)
 	}
 	return out

@@ -146,9 +146,5 @@ func (w *chaosWriters) stop() map[string]chaosAck {
 func (w *chaosWriters) seconds() map[int32]map[int64]bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[int32]map[int64]bool, len(w.ackedSeconds))
-	for p, s := range w.ackedSeconds {
-		out[p] = maps.Clone(s)
-	}
-	return out
+	return cloneSeconds(w.ackedSeconds)
 }

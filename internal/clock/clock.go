@@ -5,7 +5,10 @@
 // manual one.
 package clock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock gives the time and runs functions after a delay.
 type Clock interface {
@@ -31,3 +34,18 @@ func (Real) Now() time.Time { return time.Now() }
 
 // AfterFunc wraps time.AfterFunc.
 func (Real) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// Every calls fn every interval (which must be positive) on the wall
+// clock, in the calling goroutine, until ctx ends.
+func Every(ctx context.Context, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
