@@ -32,8 +32,9 @@ import (
 // touches it.
 type probeState struct {
 	tracker *brokerprobe.Tracker
-	// inFlight: a probe of that broker has not reported yet.
-	inFlight map[int32]bool
+	// inFlight counts the probes of each broker that have not reported
+	// yet; they overlap, up to brokerprobe.MaxInFlight.
+	inFlight map[int32]int
 	// fenced are registered brokers judged dead, by the registration
 	// judged.
 	fenced map[int32]liveBroker
@@ -42,7 +43,7 @@ type probeState struct {
 func newProbeState() probeState {
 	return probeState{
 		tracker:  brokerprobe.NewTracker(brokerprobe.DefaultPolicy),
-		inFlight: map[int32]bool{},
+		inFlight: map[int32]int{},
 		fenced:   map[int32]liveBroker{},
 	}
 }
@@ -83,8 +84,9 @@ func (c *Controller) runProbes(ctx context.Context, interval time.Duration) {
 	})
 }
 
-// probeBrokers starts one probe per registered broker other than this one
-// that has none in flight, fenced brokers included.
+// probeBrokers starts one probe per registered broker other than this
+// one, fenced brokers included, unless MaxInFlight of its probes are still
+// under way.
 func (c *Controller) probeBrokers(ctx context.Context) error {
 	c.probeQueued.Store(false)
 	targets := make([]liveBroker, 0, len(c.ctx.brokers)+len(c.probes.fenced))
@@ -95,7 +97,7 @@ func (c *Controller) probeBrokers(ctx context.Context) error {
 		targets = append(targets, b)
 	}
 	for _, b := range targets {
-		if b.ID == c.cfg.BrokerID || c.probes.inFlight[b.ID] {
+		if b.ID == c.cfg.BrokerID || c.probes.inFlight[b.ID] >= brokerprobe.MaxInFlight {
 			continue
 		}
 		ep, ok := listenerEndpoint(b.Reg, c.cfg.InterBrokerListener)
@@ -104,7 +106,7 @@ func (c *Controller) probeBrokers(ctx context.Context) error {
 		}
 		addr := net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
 		useTLS := ep.SecurityProtocol == "SSL" || ep.SecurityProtocol == "SASL_SSL"
-		c.probes.inFlight[b.ID] = true
+		c.probes.inFlight[b.ID]++
 		target := brokerprobe.Target{ID: b.ID, Epoch: b.Epoch}
 		go func() {
 			o := c.probe(ctx, addr, useTLS)
@@ -122,7 +124,9 @@ func (c *Controller) probe(ctx context.Context, addr string, useTLS bool) broker
 // handleProbe applies one probe's outcome, taken at `at`, to the broker
 // incarnation it was aimed at.
 func (c *Controller) handleProbe(target brokerprobe.Target, o brokerprobe.Outcome, at time.Time) error {
-	delete(c.probes.inFlight, target.ID)
+	if c.probes.inFlight[target.ID]--; c.probes.inFlight[target.ID] <= 0 {
+		delete(c.probes.inFlight, target.ID)
+	}
 	verdict := c.probes.tracker.Observe(target, o, at)
 	answering, failing := c.probes.views(c.ctx.brokers, c.cfg.BrokerID)
 	c.cutOff.Store(failing > 0 && answering+1 <= failing)

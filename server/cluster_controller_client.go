@@ -14,6 +14,7 @@ import (
 	"github.com/kbroker/kbroker/controller"
 	"github.com/kbroker/kbroker/replica"
 
+	"github.com/kbroker/kbroker/internal/clock"
 	"github.com/kbroker/kbroker/internal/wirefix"
 )
 
@@ -92,10 +93,12 @@ const alterPartitionVersion = 1
 
 func (w *controllerClient) send(ctx context.Context, leader int32, item controller.AlterPartitionItem) (controller.AlterPartitionResult, error) {
 	var none controller.AlterPartitionResult
-	cl, err := w.client()
+	cl, addr, err := w.client()
 	if err != nil {
 		return none, err
 	}
+	ctx, stop := w.whileController(ctx, addr)
+	defer stop()
 	req := kmsg.NewPtrAlterPartitionRequest()
 	req.Version = alterPartitionVersion
 	req.BrokerID, req.BrokerEpoch = leader, w.b.cluster.control.BrokerEpoch()
@@ -127,27 +130,46 @@ func (w *controllerClient) send(ctx context.Context, leader int32, item controll
 }
 
 // client is a client for the current controller's inter-broker endpoint,
-// kept while the controller stays the same.
-func (w *controllerClient) client() (*kgo.Client, error) {
+// kept while the controller stays the same, and that endpoint.
+func (w *controllerClient) client() (*kgo.Client, string, error) {
 	b := w.b
 	addr, err := b.controllerAddr()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cl != nil && w.addr == addr {
-		return w.cl, nil
+		return w.cl, addr, nil
 	}
 	if w.cl != nil {
 		w.cl.Close()
 	}
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RequestRetries(0)}, b.interBrokerOpts...)...)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	w.cl, w.addr = cl, addr
-	return cl, nil
+	return cl, addr, nil
+}
+
+// controllerCheckInterval is how often a request waiting on the controller
+// looks whether another broker has become controller.
+const controllerCheckInterval = 100 * time.Millisecond
+
+// whileController returns ctx, ended early once the controller is no
+// longer the broker at addr. A request to a controller that stopped
+// answering (paused, cut off) would otherwise wait out its whole timeout
+// after the other brokers had elected another: a leader's ISR change, and
+// every acks=all write waiting for it, would wait with it.
+func (w *controllerClient) whileController(ctx context.Context, addr string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go clock.Every(ctx, controllerCheckInterval, func() {
+		if now, err := w.b.controllerAddr(); err != nil || now != addr {
+			cancel()
+		}
+	})
+	return ctx, cancel
 }
 
 // reset drops the client after a failed round trip; the next one dials
@@ -175,10 +197,12 @@ func (w *controllerClient) allocateProducerIDs() (int64, int64, error) {
 		}
 		return start, end, nil
 	}
-	cl, err := w.client()
+	cl, addr, err := w.client()
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)
 	}
+	ctx, stop := w.whileController(ctx, addr)
+	defer stop()
 	req := kmsg.NewPtrAllocateProducerIDsRequest()
 	req.BrokerID, req.BrokerEpoch = b.cfg.BrokerID, epoch
 	seeds := cl.SeedBrokers()

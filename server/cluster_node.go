@@ -196,13 +196,17 @@ func (c nodeControl) WriteLogDirEvent() error { return c.n.WriteLogDirEvent() }
 func (c nodeControl) CloseSession() { c.n.CloseSession() }
 
 // followerSilenceMax is how long a follower that is behind may go without
-// fetching before it leaves the ISR (replica/isr.go, silent): four fetch
-// waits (replica.fetch.wait.max.ms), at least 2 s, at most
-// replica.lag.time.max.ms. Kafka has no such bound: a dead or paused
-// follower stalls every acks=all write until replica.lag.time.max.ms
-// (30 s by default) has passed since it was last caught up.
+// fetching before it leaves the ISR (replica/isr.go, silent): two fetch
+// waits (replica.fetch.wait.max.ms), at least 1 s, at most
+// replica.lag.time.max.ms. A live follower that is behind has its parked
+// fetch answered as soon as there is data, and fetches again at once, so
+// a second of silence is a stopped or cut-off broker, not a slow one; and
+// every acks=all write waits out that second. Kafka has no such bound: a
+// dead or paused follower stalls every acks=all write until
+// replica.lag.time.max.ms (30 s by default) has passed since it was last
+// caught up.
 func (b *Broker) followerSilenceMax() time.Duration {
-	return min(b.cfg.ReplicaLagTimeMax, max(2*time.Second, 4*b.cfg.ReplicaFetchWaitMax))
+	return min(b.cfg.ReplicaLagTimeMax, max(time.Second, 2*b.cfg.ReplicaFetchWaitMax))
 }
 
 // silentFollowerGrace: with the controller's probes on, a leader whose

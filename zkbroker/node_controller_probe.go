@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/kbroker/kbroker/internal/brokerprobe"
@@ -64,39 +65,71 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 		lastVotes = 0
 	}
 	defer withdraw()
+	// Probes overlap (brokerprobe.MaxInFlight): each reports on results,
+	// and the loop judges them in the order they come back.
+	type result struct {
+		target brokerprobe.Target
+		o      brokerprobe.Outcome
+		at     time.Time
+	}
+	results := make(chan result, brokerprobe.MaxInFlight)
+	inFlight := 0
+	var probes sync.WaitGroup
+	defer probes.Wait()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		var r result
 		select {
 		case <-ctx.Done():
 			return
+		case r = <-results:
+			inFlight--
 		case <-t.C:
-		}
-		if vote.held && !vote.expires.IsZero() && time.Now().After(vote.expires) {
-			withdraw()
-		}
-		n.mu.Lock()
-		st := n.status
-		n.mu.Unlock()
-		if st.IsController || st.ControllerID < 0 || st.ControllerID == n.cfg.BrokerID {
-			letExpire()
-			known = incarnation{}
-			continue
-		}
-		if known.id != st.ControllerID || known.addr == "" {
-			letExpire()
-			inc, err := n.controllerIncarnation(zk, st.ControllerID)
-			if err != nil {
-				// No registration (its session is gone: the ordinary
-				// path handles it) or no inter-broker endpoint.
+			if vote.held && !vote.expires.IsZero() && time.Now().After(vote.expires) {
+				withdraw()
+			}
+			n.mu.Lock()
+			st := n.status
+			n.mu.Unlock()
+			if st.IsController || st.ControllerID < 0 || st.ControllerID == n.cfg.BrokerID {
+				letExpire()
 				known = incarnation{}
 				continue
 			}
-			known = incarnation{st.ControllerID, inc}
+			if known.id != st.ControllerID || known.addr == "" {
+				letExpire()
+				inc, err := n.controllerIncarnation(zk, st.ControllerID)
+				if err != nil {
+					// No registration (its session is gone: the ordinary
+					// path handles it) or no inter-broker endpoint.
+					known = incarnation{}
+					continue
+				}
+				known = incarnation{st.ControllerID, inc}
+			}
+			if inFlight >= brokerprobe.MaxInFlight {
+				continue
+			}
+			inFlight++
+			probes.Add(1)
+			go func(target brokerprobe.Target, addr string, useTLS bool) {
+				defer probes.Done()
+				o := brokerprobe.Probe(ctx, addr, useTLS, brokerprobe.DefaultTimeout)
+				select {
+				case results <- result{target, o, time.Now()}:
+				case <-ctx.Done():
+				}
+			}(brokerprobe.Target{ID: known.id, Epoch: known.epoch}, known.addr, known.tls)
+			continue
 		}
 		target := brokerprobe.Target{ID: known.id, Epoch: known.epoch}
-		o := brokerprobe.Probe(ctx, known.addr, known.tls, brokerprobe.DefaultTimeout)
-		verdict := tracker.Observe(target, o, time.Now())
+		if r.target != target {
+			// A probe of a controller that has since changed.
+			continue
+		}
+		o := r.o
+		verdict := tracker.Observe(target, o, r.at)
 		if o == brokerprobe.Reachable && vote.held && vote.id == known.id && vote.epoch == known.epoch {
 			withdraw()
 		}

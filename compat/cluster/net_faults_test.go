@@ -366,6 +366,79 @@ func TestNetBrokerCutFromBrokers(t *testing.T) {
 	finishChaos(t, nc.Cluster, conn, topic, partitions, acked)
 }
 
+// The controller loses the other brokers but keeps ZooKeeper and the
+// clients. Its ZooKeeper session never expires, so by Kafka's rules it
+// stays controller for the whole cut: the other leaders' ISR shrinks
+// (AlterPartition) cannot reach it, and nobody moves the leadership it
+// holds, so every partition with it in the ISR refuses acks=all writes
+// until the heal. The other brokers, which reach each other, find it
+// silent and depose it (zkbroker/node_controller_probe.go); the controller
+// elected next fences it, and every partition takes writes from the two
+// connected brokers within seconds. After the heal it rejoins as a
+// follower and nothing acknowledged is lost.
+func TestNetControllerCutFromBrokers(t *testing.T) {
+	const topic, partitions = "net-controller-cut", 3
+	nc, conn, ctrl := startNetTopic(t, topic, func(ctrl int32, others []int32) map[int32][]int32 {
+		return map[int32][]int32{0: {ctrl, others[0], others[1]}, 1: {others[0], ctrl, others[1]}, 2: {others[1], others[0], ctrl}}
+	})
+	probes := newNetProbes(topic)
+	p := startChaosProducer(t, nc.Addrs(), "cc", partitions, chaosAcksAllOpts(topic)...)
+	time.Sleep(3 * time.Second)
+
+	cut := time.Now()
+	for _, id := range otherThan(nc.Cluster, ctrl) {
+		nc.Cut(harness.NetNode(ctrl), harness.NetNode(id))
+	}
+	next := waitController(t, conn, 15*time.Second, func(id int32) bool { return id != ctrl })
+	t.Logf("broker %d controller %v after the cut of controller %d", next, time.Since(cut).Round(time.Millisecond), ctrl)
+	// A partition counts as moved once its leader and ISR leave the cut
+	// broker out and its leader acknowledges a fresh write.
+	moved := map[int32]time.Duration{}
+	waitUntil(t, 20*time.Second, fmt.Sprintf("every partition takes writes without broker %d", ctrl), func() error {
+		st, err := readStates(conn, topic, partitions)
+		if err != nil {
+			return err
+		}
+		for part, s := range st {
+			if _, ok := moved[part]; ok {
+				continue
+			}
+			if len(s.ISR) != 2 || slices.Contains(s.ISR, ctrl) || s.Leader == ctrl {
+				return fmt.Errorf("partition %d: %+v", part, s)
+			}
+			if r := probes.send(nc.Broker(s.Leader).Addr, part); r.err != nil || r.code != 0 {
+				return fmt.Errorf("partition %d at its leader %d: %v", part, s.Leader, r)
+			}
+			moved[part] = time.Since(cut).Round(time.Millisecond)
+		}
+		return nil
+	})
+	t.Logf("fresh writes acknowledged without broker %d, by partition, after the cut: %v", ctrl, moved)
+	if ok, _, err := conn.Exists(fmt.Sprintf("/brokers/ids/%d", ctrl)); err != nil || !ok {
+		t.Fatalf("broker %d's registration: exists %v, %v; the move was to come from the brokers' probes, not a session expiry", ctrl, ok, err)
+	}
+	waitProgress(t, p, "every partition takes writes with two in sync", 20*time.Second, 0, 1, 2)
+	waitUntil(t, 5*time.Second, "the cut-off former leader answers NOT_LEADER_OR_FOLLOWER", func() error {
+		if r := probes.send(nc.Broker(ctrl).Addr, 0); r.err != nil || r.code != kerr.NotLeaderForPartition.Code {
+			return errors.New(r.String())
+		}
+		return nil
+	})
+	probes.mustRefuse(t, "cut-off former controller", nc.Broker(ctrl).Addr, 0, 3*time.Second)
+
+	healed := time.Now()
+	nc.Heal()
+	waitISRSize(t, conn, topic, partitions, 3, netRecoverBound)
+	t.Logf("every ISR full %v after the heal", time.Since(healed).Round(time.Millisecond))
+	waitProgress(t, p, "writes after the heal", 20*time.Second, 0, 1, 2)
+	acked := probes.merged(p.stop(t))
+	if n := p.failures(); n > 0 {
+		t.Errorf("%d records failed although every partition regained a leader within the delivery timeout", n)
+	}
+	nc.WaitReady(t)
+	finishChaos(t, nc.Cluster, conn, topic, partitions, acked)
+}
+
 // The test process (the clients) cannot reach one leader, which still
 // reaches ZooKeeper and the other brokers: nothing changes in the cluster,
 // the other partitions keep taking writes, and the producer holds the

@@ -121,5 +121,10 @@ func compareReplicaLogs(t *testing.T, c *harness.Cluster, conn *zk.Conn, topic s
 		}
 		t.Logf("partition %d: replicas %v compared below HW %d (%d bytes)", p, replicas, hw[p], len(ref))
 	}
+	if divergent > 0 {
+		for _, b := range c.Brokers {
+			harness.KeepDir(t, b.LogDir, fmt.Sprintf("broker-%d-logs", b.ID))
+		}
+	}
 	return divergent
 }

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -268,6 +269,40 @@ func (b *Broker) signal(sig syscall.Signal) error {
 		return fmt.Errorf("broker %s is not running", b.Addr)
 	}
 	return cmd.Process.Signal(sig)
+}
+
+// KeepDir copies directory src into $KBROKER_KEEP_LOGS/<test name>/name
+// when that variable is set: a partition's replicas that diverged, say,
+// are evidence the end of the test would otherwise remove.
+func KeepDir(t testing.TB, src, name string) {
+	t.Helper()
+	dir := os.Getenv("KBROKER_KEEP_LOGS")
+	if dir == "" {
+		return
+	}
+	dst := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), name)
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Logf("keep %s: %v", src, err)
+		return
+	}
+	t.Logf("kept %s in %s", src, dst)
 }
 
 // keepLog copies a log into $KBROKER_KEEP_LOGS/<test name>/ when that

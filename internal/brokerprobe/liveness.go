@@ -154,15 +154,25 @@ type Policy struct {
 	SilentSpan time.Duration
 }
 
-// DefaultPolicy: three refusals over at least 600 ms, or two failed probes
-// over at least a second. Probed every 250 ms with a one-second timeout,
-// that is a verdict about a second after a death, about two and a half
-// seconds after a broker stops answering, and about four and a half after
-// the network cuts it off (a connection gets two timeouts: Probe).
-var DefaultPolicy = Policy{Refusals: 3, MinSpan: 600 * time.Millisecond, Silences: 2, SilentSpan: time.Second}
+// DefaultPolicy: three refusals over at least 600 ms, or four failed probes
+// in a row over at least a second. Probes start every 250 ms whether or not
+// the earlier ones have finished (MaxInFlight), each bounded by one
+// second (two to connect: Probe), so failures come in every 250 ms once the
+// first has timed out: a verdict about a second after a death, about two
+// seconds after a broker stops answering, and about three after the
+// network cuts it off. Four failures in a row, any answer between them
+// starting over, keep a lossy link (where one probe in a dozen or so
+// fails) from making a verdict.
+var DefaultPolicy = Policy{Refusals: 3, MinSpan: 600 * time.Millisecond, Silences: 4, SilentSpan: time.Second}
 
 // DefaultInterval is how often the callers probe each broker.
 const DefaultInterval = 250 * time.Millisecond
+
+// MaxInFlight bounds the probes of one broker that may be under way at
+// once: a probe of a broker the network cuts off takes two timeouts, and
+// waiting for each before starting the next would space the failures two
+// seconds apart, delaying a verdict by seconds.
+const MaxInFlight = 8
 
 // DefaultTimeout bounds one probe.
 const DefaultTimeout = time.Second
