@@ -105,6 +105,13 @@ func (m *Manager) BecomeLeaderOrFollower(r Role) (p *Partition, leads bool, err 
 		return p, false, kerr.KafkaStorageError
 	}
 	if p != nil && r.LeaderEpoch <= p.LeaderEpoch() {
+		if r.LeaderEpoch == p.LeaderEpoch() && r.Leader != self && !p.IsLeader() && p.LeaderID() == r.Leader {
+			// The state this replica already follows. It may have taken it
+			// from the state znode when it knew no endpoint for the leader
+			// (server/cluster_deposed_leader.go), so it is not fetching
+			// yet: the controller's request brings the endpoint.
+			m.follow(p, r)
+		}
 		return p, false, kerr.StaleControllerEpoch
 	}
 	leads = r.Leader == self

@@ -134,3 +134,38 @@ func TestManagerCheckpointsHighWatermarks(t *testing.T) {
 		t.Fatalf("HW after restart %d, want the checkpointed 2", hw)
 	}
 }
+
+// A follower that took its state without the leader's endpoint (from the
+// state znode, when the controller could not reach it) starts fetching
+// when the controller's LeaderAndIsr for that same state brings one, though
+// the request is otherwise stale.
+func TestManagerSameStateWithEndpointStartsFetching(t *testing.T) {
+	m, f, logs := newTestManager(t, t.TempDir())
+	defer logs.Close()
+	tp := TopicPartition{"t", 0}
+	noAddr := role(2, 4, 1, 2)
+	noAddr.LeaderAddr = ""
+	if _, _, err := m.BecomeLeaderOrFollower(noAddr); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.following[tp]; ok {
+		t.Fatal("fetching without an endpoint")
+	}
+	if _, _, err := m.BecomeLeaderOrFollower(role(2, 4, 1, 2)); !errors.Is(err, kerr.StaleControllerEpoch) {
+		t.Fatalf("same state again: %v", err)
+	}
+	if f.following[tp] != "127.0.0.1:9" {
+		t.Fatalf("not fetching from the endpoint the same state brought: %v", f.following)
+	}
+	// An older epoch, or another leader in the same one, changes nothing.
+	delete(f.following, tp)
+	if _, _, err := m.BecomeLeaderOrFollower(role(3, 4, 1, 2, 3)); !errors.Is(err, kerr.StaleControllerEpoch) {
+		t.Fatalf("another leader in the same epoch: %v", err)
+	}
+	if _, _, err := m.BecomeLeaderOrFollower(role(2, 3, 1, 2)); !errors.Is(err, kerr.StaleControllerEpoch) {
+		t.Fatalf("older epoch: %v", err)
+	}
+	if len(f.following) != 0 {
+		t.Fatalf("a stale request started fetching: %v", f.following)
+	}
+}
