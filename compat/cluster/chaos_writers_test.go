@@ -225,7 +225,7 @@ func (w *chaosWriters) write(ctx context.Context, seeds []string, conns brokerCo
 	if err != nil {
 		return 0, err
 	}
-	req := produceRequest(w.topic, part, encodeBatch(-1, -1, -1, sameRecord{value: value}))
+	req := produceRequest(w.topic, part, encodeBatchNow(-1, -1, -1, sameRecord{value: value}))
 	req.Acks, req.TimeoutMillis = -1, 1500
 	resp, err := conns.request(ctx, addr, req)
 	if err != nil {

@@ -104,7 +104,7 @@ func (np *netProbes) send(addr string, p int32) probeResult {
 		return probeResult{err: err}
 	}
 	defer cl.Close()
-	req := produceRequest(np.topic, p, encodeBatch(-1, -1, -1, sameRecord{value: value}))
+	req := produceRequest(np.topic, p, encodeBatchNow(-1, -1, -1, sameRecord{value: value}))
 	req.Acks = -1
 	req.TimeoutMillis = 2000
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)

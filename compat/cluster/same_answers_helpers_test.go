@@ -173,8 +173,22 @@ type sameRecord struct {
 const sameBaseTimestamp = int64(1_700_000_000_000)
 
 // encodeBatch is a v2 record batch, uncompressed, with the given producer
-// fields (-1s for a plain producer).
+// fields (-1s for a plain producer), at sameBaseTimestamp.
 func encodeBatch(producerID int64, epoch int16, firstSeq int32, recs ...sameRecord) []byte {
+	return encodeBatchAt(sameBaseTimestamp, producerID, epoch, firstSeq, recs...)
+}
+
+// encodeBatchNow is encodeBatch at the current time. Records that must
+// outlive a run of more than a few minutes need it: a batch stamped years
+// ago in a segment of its own is deleted by time retention
+// (log.retention.hours, checked every 5 minutes), and one stamped years
+// before the batch after it makes the log roll there (segment.ms), which
+// gives it that segment of its own.
+func encodeBatchNow(producerID int64, epoch int16, firstSeq int32, recs ...sameRecord) []byte {
+	return encodeBatchAt(time.Now().UnixMilli(), producerID, epoch, firstSeq, recs...)
+}
+
+func encodeBatchAt(base, producerID int64, epoch int16, firstSeq int32, recs ...sameRecord) []byte {
 	var records []byte
 	var maxTS int64
 	for i, r := range recs {
@@ -193,8 +207,8 @@ func encodeBatch(producerID int64, epoch int16, firstSeq int32, recs ...sameReco
 	batch.ProducerID = producerID
 	batch.ProducerEpoch = epoch
 	batch.FirstSequence = firstSeq
-	batch.FirstTimestamp = sameBaseTimestamp
-	batch.MaxTimestamp = sameBaseTimestamp + maxTS
+	batch.FirstTimestamp = base
+	batch.MaxTimestamp = base + maxTS
 	batch.LastOffsetDelta = int32(len(recs) - 1)
 	batch.NumRecords = int32(len(recs))
 	batch.Records = records
