@@ -212,8 +212,8 @@ func (b *Broker) followerSilenceMax() time.Duration {
 // silentFollowerGrace: with the controller's probes on, a leader whose
 // ISR is down to min.insync.replicas keeps a silent follower 10 s past
 // replica.lag.time.max.ms. The probes fence a broker that stopped
-// answering in about 2.5 s; the margin covers a loaded machine. Without
-// probes, Kafka's lag time alone applies.
+// answering in about 2 s (3 s when cut off); the margin covers a loaded
+// machine. Without probes, Kafka's lag time alone applies.
 func (b *Broker) silentFollowerGrace() time.Duration {
 	if b.cfg.BrokerProbeInterval <= 0 || b.cluster.control == nil {
 		return 0

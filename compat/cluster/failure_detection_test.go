@@ -94,7 +94,7 @@ func TestLeaderDeathDetectedBeforeSessionExpiry(t *testing.T) {
 }
 
 // A paused broker (SIGSTOP: its port still accepts connections, nothing
-// answers, its ZooKeeper session lives on) is handled as failed about 2.5 s
+// answers, its ZooKeeper session lives on) is handled as failed about 2-2.5 s
 // into the pause, far below the session timeout: a paused leader by the
 // controller's probes; a paused controller by the other brokers, which
 // agree (a majority of them) that it does not answer and depose it. Either
