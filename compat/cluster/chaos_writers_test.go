@@ -116,8 +116,7 @@ func (c brokerConns) request(ctx context.Context, addr string, req kmsg.Request)
 	}
 	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
 	if err != nil {
-		cl.Close()
-		delete(c, addr)
+		c.drop(addr)
 	}
 	return resp, err
 }
