@@ -95,12 +95,19 @@ func (s *LeaderState) MaybeShrinkIsr(now time.Time) *IsrChange {
 // for it until it leaves the ISR: by Kafka's rule alone that is
 // replica.lag.time.max.ms after it was last caught up (30 s by default).
 // Its last fetch, or its last catch-up if later (set for every ISR member
-// when this broker became leader), is when it was last heard from.
+// when this broker became leader), is when it was last heard from. One
+// that has not fetched since this broker became leader gets
+// FollowerFetchBackoff more: its fetcher may have asked before this broker
+// knew of the leadership, and backs off before asking again.
 func (s *LeaderState) silent(f *FollowerProgress, now time.Time) bool {
 	if s.cfg.FollowerSilenceMax <= 0 || f.LogEndOffset >= s.logEndOffset {
 		return false
 	}
-	return now.Sub(later(f.LastFetchTime, f.LastCaughtUpTime)) > s.cfg.FollowerSilenceMax
+	limit := s.cfg.FollowerSilenceMax
+	if !f.LastFetchTime.After(s.leaderSince) {
+		limit += s.cfg.FollowerFetchBackoff
+	}
+	return now.Sub(later(f.LastFetchTime, f.LastCaughtUpTime)) > limit
 }
 
 // MaybeExpandIsr is Partition.maybeExpandIsr, run after each follower fetch:

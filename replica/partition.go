@@ -65,6 +65,8 @@ type Options struct {
 	FollowerSilenceMax time.Duration
 	// SilentFollowerGrace: see LeaderConfig.
 	SilentFollowerGrace time.Duration
+	// FollowerFetchBackoff: see LeaderConfig.
+	FollowerFetchBackoff time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// IsrWriter persists leader-made ISR changes (cluster mode); nil for a
@@ -151,7 +153,7 @@ func New(topic string, index int32, topicID [16]byte, log logstore.Log, hw int64
 		TopicID:       topicID,
 		log:           log,
 		opts:          opts,
-		leaderState:   NewLeaderState(opts.LocalID, LeaderConfig{ReplicaLagTimeMax: opts.ReplicaLagTimeMax, MinInsyncReplicas: opts.MinInsyncReplicas, FollowerSilenceMax: opts.FollowerSilenceMax, SilentFollowerGrace: opts.SilentFollowerGrace}, hw, leo),
+		leaderState:   NewLeaderState(opts.LocalID, LeaderConfig{ReplicaLagTimeMax: opts.ReplicaLagTimeMax, MinInsyncReplicas: opts.MinInsyncReplicas, FollowerSilenceMax: opts.FollowerSilenceMax, SilentFollowerGrace: opts.SilentFollowerGrace, FollowerFetchBackoff: opts.FollowerFetchBackoff}, hw, leo),
 		followerState: NewFollowerState(-1, -1, min(hw, leo)),
 	}
 }

@@ -42,6 +42,12 @@ type LeaderConfig struct {
 	// partitions while their ISR still names a replica to elect. Zero:
 	// the lag time alone, as in Kafka.
 	SilentFollowerGrace time.Duration
+	// FollowerFetchBackoff is the followers' replica.fetch.backoff.ms. A
+	// follower that heard of this leadership before this broker did had
+	// its first fetch refused (UNKNOWN_TOPIC_ID, a newer leader epoch) and
+	// waits this long before the next one; until it has fetched in this
+	// leadership, its silence may be this much longer.
+	FollowerFetchBackoff time.Duration
 }
 
 // LeaderAndIsr is the part of a LeaderAndIsr partition state (or of the
@@ -86,6 +92,8 @@ type LeaderState struct {
 
 	logEndOffset  int64
 	highWatermark int64
+	// leaderSince is when this broker took the current leader epoch.
+	leaderSince time.Time
 
 	followers map[int32]*FollowerProgress
 	// offline holds brokers not alive in the metadata cache: they may not
@@ -178,6 +186,7 @@ func (s *LeaderState) BecomeLeader(req LeaderAndIsr, logEndOffset int64, now tim
 	s.leaderEpochStartOffset = logEndOffset
 	s.logEndOffset = logEndOffset
 	s.highWatermark = min(s.highWatermark, logEndOffset)
+	s.leaderSince = now
 
 	remote := map[int32]*FollowerProgress{}
 	for _, id := range s.replicas {

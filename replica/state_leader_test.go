@@ -447,6 +447,49 @@ func TestSilentFollowerLeavesIsr(t *testing.T) {
 	}
 }
 
+// A follower that has not fetched since this broker became leader may
+// be backing off after asking before the leader knew of its leadership:
+// its silence counts FollowerFetchBackoff longer, until its first fetch.
+func TestSilenceAtNewLeadershipAllowsFetchBackoff(t *testing.T) {
+	const silence, backoff = time.Second, time.Second
+	cfg := LeaderConfig{ReplicaLagTimeMax: lag, MinInsyncReplicas: 1, FollowerSilenceMax: silence, FollowerFetchBackoff: backoff}
+	s := NewLeaderState(1, cfg, 0, 10)
+	s.BecomeLeader(LeaderAndIsr{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 5, Isr: []int32{1, 2, 3}, PartitionEpoch: 7, Replicas: []int32{1, 2, 3}}, 10, ms(0))
+	if c := s.MaybeShrinkIsr(ms(1900)); c != nil {
+		t.Fatalf("shrink of followers within FollowerSilenceMax + FollowerFetchBackoff of the leadership: %+v", c)
+	}
+	// 2 has fetched: from then on, FollowerSilenceMax alone.
+	fetch(t, s, 2, 10, 1950)
+	appendTo(t, s, 20, 1960)
+	c := s.MaybeShrinkIsr(ms(2001))
+	if c == nil || !slices.Equal(c.Changed, []int32{3}) {
+		t.Fatalf("shrink = %+v, want 3 out (never fetched, silent for both bounds)", c)
+	}
+	if applied, _ := s.CompleteIsrChange(*c, 8, ms(2002)); !applied {
+		t.Fatal("shrink not applied")
+	}
+	if c := s.MaybeShrinkIsr(ms(2900)); c != nil {
+		t.Fatalf("shrink of 2 within FollowerSilenceMax of its fetch: %+v", c)
+	}
+	if c := s.MaybeShrinkIsr(ms(2951)); c == nil || !slices.Equal(c.Changed, []int32{2}) {
+		t.Fatalf("shrink = %+v, want 2 out (fetched once, then silent for FollowerSilenceMax)", c)
+	}
+
+	// Re-elected in a new epoch, a follower's old fetches count for
+	// nothing: it restarts its fetching for the epoch and may back off too.
+	r := NewLeaderState(1, cfg, 0, 10)
+	r.BecomeLeader(LeaderAndIsr{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 5, Isr: []int32{1, 2}, PartitionEpoch: 7, Replicas: []int32{1, 2}}, 10, ms(0))
+	fetch(t, r, 2, 10, 100)
+	r.BecomeLeader(LeaderAndIsr{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 6, Isr: []int32{1, 2}, PartitionEpoch: 8, Replicas: []int32{1, 2}}, 10, ms(200))
+	appendTo(t, r, 20, 300)
+	if c := r.MaybeShrinkIsr(ms(1900)); c != nil {
+		t.Fatalf("re-elected: shrink within both bounds of the new epoch: %+v", c)
+	}
+	if c := r.MaybeShrinkIsr(ms(2201)); c == nil {
+		t.Fatal("re-elected: no shrink of a follower silent for both bounds")
+	}
+}
+
 // An ISR write that never reached ZooKeeper does not block the leader
 // until the next LeaderAndIsr, as a refused one does: the change is
 // proposed again.

@@ -175,10 +175,12 @@ func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Option
 		ReplicaLagTimeMax:   b.cfg.ReplicaLagTimeMax,
 		FollowerSilenceMax:  b.followerSilenceMax(),
 		SilentFollowerGrace: b.silentFollowerGrace(),
-		MinInsyncReplicas:   minIsr,
-		Now:                 b.now,
-		IsrChanged:          b.metrics.isrChanged,
-		Delayed:             b.delayedOperations(),
+		// The followers are brokers of this cluster, configured alike.
+		FollowerFetchBackoff: b.cfg.ReplicaFetchBackoff,
+		MinInsyncReplicas:    minIsr,
+		Now:                  b.now,
+		IsrChanged:           b.metrics.isrChanged,
+		Delayed:              b.delayedOperations(),
 
 		VerifyTransactions: b.cfg.TransactionPartitionVerificationEnable,
 	}
