@@ -152,6 +152,10 @@ func (b *Broker) metadataTopicByName(name string, allowCreate bool) kmsg.Metadat
 	}
 	if !allowCreate {
 		rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		if b.cluster.awaitingMetadata() {
+			// Retriable, and no client counts it as an unknown topic.
+			rt.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
 		return rt
 	}
 	err := b.autoCreateTopic(name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -108,6 +109,9 @@ type clusterState struct {
 	controllerEpoch int32
 	brokers         map[int32]liveBroker
 	cache           map[string]*cachedTopic
+	// told: an UpdateMetadata has been applied since this broker started.
+	// Atomic, not under mu: request handlers read it, some with mu held.
+	told atomic.Bool
 }
 
 func newClusterState(control ClusterControl) *clusterState {
@@ -203,6 +207,18 @@ func (b *Broker) clusterTopicConfigs(name string) map[string]string {
 	return cfgs
 }
 
+// awaitingMetadata: this broker is part of a cluster and has not yet had
+// an UpdateMetadata since it started, so its cache knows no topic at all.
+// A topic missing from it is not unknown then, only not known yet: a
+// broker restarted within a second of a SIGKILL hears from clients that
+// still take it for a leader before the controller has told it anything,
+// and a client answered UNKNOWN_TOPIC_OR_PARTITION a few times over (four
+// times for franz-go's default UnknownTopicRetries) fails every record it
+// holds for the topic. Kafka answers UNKNOWN_TOPIC_OR_PARTITION here.
+func (c *clusterState) awaitingMetadata() bool {
+	return c.control != nil && !c.told.Load()
+}
+
 // liveBrokers returns the live brokers by id order.
 func (c *clusterState) liveBrokers() []liveBroker {
 	c.mu.Lock()
@@ -261,6 +277,7 @@ func (b *Broker) applyUpdateMetadata(r *kmsg.UpdateMetadataRequest) {
 		brokers[lb.ID] = e
 	}
 	c.brokers = brokers
+	c.told.Store(true)
 
 	apply := func(topic string, id [16]byte, p kmsg.UpdateMetadataRequestTopicPartition) {
 		ct := c.cache[topic]

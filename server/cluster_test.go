@@ -233,3 +233,44 @@ func TestProduceHintsNewLeaderBeforeUpdateMetadata(t *testing.T) {
 	check("the produce waiting for acks=all", <-answered)
 	check("a produce after the LeaderAndIsr", handle[*kmsg.ProduceResponse](t, b, produce(1)))
 }
+
+// Until its first UpdateMetadata, a broker of a cluster knows no topic,
+// and says so with retriable answers that no client counts as "unknown
+// topic": LEADER_NOT_AVAILABLE in Metadata, NOT_LEADER_OR_FOLLOWER in
+// Produce. Once told, a topic the cache lacks is unknown.
+func TestUnknownTopicsOnlyAfterFirstUpdateMetadata(t *testing.T) {
+	b := newClusterBroker(t)
+	metadata := func(topic string) int16 {
+		t.Helper()
+		r := kmsg.NewPtrMetadataRequest()
+		r.Version = 12
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		r.Topics = []kmsg.MetadataRequestTopic{rt}
+		resp := handle[*kmsg.MetadataResponse](t, b, r)
+		return resp.Topics[0].ErrorCode
+	}
+	produce := func(topic string) int16 {
+		t.Helper()
+		r := producePartition1(t, 1, 1)
+		r.Topics[0].Topic = topic
+		return handle[*kmsg.ProduceResponse](t, b, r).Topics[0].Partitions[0].ErrorCode
+	}
+	if got := metadata("t"); got != kerr.LeaderNotAvailable.Code {
+		t.Fatalf("Metadata before the first UpdateMetadata: %v, want LEADER_NOT_AVAILABLE", kerr.ErrorForCode(got))
+	}
+	if got := produce("t"); got != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("Produce before the first UpdateMetadata: %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(got))
+	}
+
+	handle[*kmsg.UpdateMetadataResponse](t, b, updateMetadata(3, [16]byte{1, 2, 3}, umState(0, 2, 4), umState(1, 2, 4)))
+	if got := metadata("t"); got != 0 {
+		t.Fatalf("Metadata of a known topic: %v", kerr.ErrorForCode(got))
+	}
+	if got := metadata("nope"); got != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("Metadata of a topic the told cache lacks: %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(got))
+	}
+	if got := produce("nope"); got != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("Produce to a topic the told cache lacks: %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(got))
+	}
+}

@@ -107,9 +107,14 @@ func (b *Broker) partition(topic string, p int32) *replica.Partition {
 // Otherwise UNKNOWN_TOPIC_OR_PARTITION for a partition that does not
 // exist, NOT_LEADER_OR_FOLLOWER for one led elsewhere, KAFKA_STORAGE_ERROR
 // for one whose replica here is on a failed log dir (until the controller
-// has moved its leadership, a client may still be sent here).
+// has moved its leadership, a client may still be sent here). Before the
+// first UpdateMetadata, nothing is unknown, only led elsewhere
+// (awaitingMetadata).
 func (b *Broker) leaderPartition(t *Topic, idx int32) (*replica.Partition, error) {
 	if t == nil || idx < 0 || int(idx) >= len(t.Partitions) {
+		if b.cluster.awaitingMetadata() {
+			return nil, kerr.NotLeaderForPartition
+		}
 		return nil, kerr.UnknownTopicOrPartition
 	}
 	p := t.Partitions[idx]
