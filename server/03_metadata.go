@@ -2,10 +2,15 @@ package server
 
 // Metadata, versions 0-12.
 //
-// This broker is the whole cluster: it is the only broker listed, the
-// controller, and the leader, sole replica and ISR of every partition.
-// Its address is the advertised endpoint of the listener the request came
-// in on, so a client that bootstrapped through one listener stays on it.
+// The answer comes from the metadata cache: in cluster mode what the
+// controller's UpdateMetadata requests said (live brokers, every
+// partition's leader, epochs, replicas and ISR), for a standalone broker
+// its own state (it is the only broker, the controller, and the leader,
+// sole replica and ISR of every partition). Brokers are listed with their
+// endpoint on the listener the request came in on, so a client that
+// bootstrapped through one listener stays on it. Before its first
+// UpdateMetadata a broker of a cluster knows no topic yet, and a named one
+// is LEADER_NOT_AVAILABLE rather than unknown (awaitingMetadata).
 //
 // Topic selection follows the version rules: v0 lists every topic for an
 // empty list; v1+ lists every topic for a null list and none for an empty
