@@ -47,8 +47,9 @@ compat-cluster: deps deps-kafka39 build
 	$(GO) test -count=1 -timeout 30m ./compat/cluster/
 
 # A seeded chaos run (compat/cluster/chaos_seeded_test.go): ZooKeeper and
-# three brokers in network namespaces (root needed), a producer and a
-# consumer group, FAULTS faults drawn from SEED (default: a fresh seed,
+# three brokers in network namespaces (root needed), a producer, a
+# consumer group and a transactional copy loop (TXN=0 leaves the loop
+# out), FAULTS faults drawn from SEED (default: a fresh seed,
 # printed), then the checks and a one-line summary. The same SEED replays
 # the same schedule; QUIET=min-max (default 1s-3s) is the quiet gap drawn
 # before each fault; REPORT=path writes a markdown report. TARGET=kafka39
@@ -62,13 +63,14 @@ REPORT  ?=
 QUIET   ?= 1s-3s
 TARGET  ?= kbroker
 OUT     ?= chaos-compare-$(SEED).md
+TXN     ?=
 .PHONY: chaos chaos-compare
 chaos: deps build $(if $(filter kafka39,$(TARGET)),deps-kafka39)
-	CHAOS_SEED=$(SEED) CHAOS_FAULTS=$(FAULTS) CHAOS_QUIET=$(QUIET) CHAOS_REPORT=$(REPORT) CHAOS_TARGET=$(TARGET) \
+	CHAOS_SEED=$(SEED) CHAOS_FAULTS=$(FAULTS) CHAOS_QUIET=$(QUIET) CHAOS_REPORT=$(REPORT) CHAOS_TARGET=$(TARGET) CHAOS_TXN=$(TXN) \
 		$(GO) test -count=1 -timeout 180m -run '^TestChaosSeeded$$' -v ./compat/cluster/
 
 chaos-compare: deps build deps-kafka39
-	CHAOS_QUIET=$(QUIET) scripts/chaos-compare.sh $(SEED) $(FAULTS) $(OUT)
+	CHAOS_QUIET=$(QUIET) CHAOS_TXN=$(TXN) scripts/chaos-compare.sh $(SEED) $(FAULTS) $(OUT)
 
 # A local cluster: ZooKeeper on 127.0.0.1:2181 (data under data/zk) and
 # brokers 1-3 from config/cluster/ on 9092-9094, in the background. Pids and

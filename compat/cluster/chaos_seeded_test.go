@@ -31,7 +31,9 @@ import (
 // acknowledged at (nothing lost, no duplicates, no offset that changed),
 // the replicas are byte-identical below the high watermark, no committed
 // group offset moved back, and the share of time writes were refused is
-// measured (availabilityStats). CHAOS_SEED (default 20261205; `make chaos`
+// measured (availabilityStats). A transactional copy loop runs through the
+// schedule too (chaosTxnLoop; CHAOS_TXN=0 leaves it out), and its output
+// must hold its input exactly once. CHAOS_SEED (default 20261205; `make chaos`
 // draws a fresh one), CHAOS_FAULTS (default 20), CHAOS_QUIET (the range of
 // quiet gaps before faults, default 1s-3s) and CHAOS_REPORT (a markdown
 // file to write) set it up; the same seed and gaps replay the same
@@ -92,6 +94,10 @@ func TestChaosSeeded(t *testing.T) {
 	p := startChaosProducer(t, nc.Addrs(), "s", partitions, chaosAcksAllOpts(topic)...)
 	w := startChaosWriters(t, nc.Addrs(), topic, partitions)
 	g := startChaosGroup(t, nc.Addrs(), topic)
+	var txn *chaosTxnLoop
+	if chaosTxnEnabled() {
+		txn = startChaosTxnLoop(t, nc.Cluster, nc.Addrs())
+	}
 	d := &chaosDriver{t: t, nc: nc, conn: conn, topic: topic, partitions: partitions}
 	time.Sleep(2 * time.Second)
 
@@ -134,14 +140,19 @@ func TestChaosSeeded(t *testing.T) {
 		return nil
 	})
 	nc.WaitReady(t)
+	txnResult := "txn=off"
+	if txn != nil {
+		copied, problems := txn.finish(t)
+		txnResult = fmt.Sprintf("txn-copied=%d txn-problems=%d", copied, len(problems))
+	}
 	v := finishChaos(t, nc.Cluster, conn, topic, partitions, acked)
 
 	producerSeconds, writerSeconds := p.seconds(), w.seconds()
 	avail := availability(producerSeconds, d.spans(), begin, end, partitions)
 	fresh := availability(writerSeconds, d.spans(), begin, end, partitions)
-	summary := fmt.Sprintf("chaos: seed=%d faults=%d quiet=%v target=%s acked=%d failed=%d lost=%d dup=%d moved=%d divergent=%d offsets-back=%d producer %v; fresh writes refused: partition-seconds %.1f%% (%.1f%% with at most one broker faulty) duration=%v",
+	summary := fmt.Sprintf("chaos: seed=%d faults=%d quiet=%v target=%s acked=%d failed=%d lost=%d dup=%d moved=%d divergent=%d offsets-back=%d %s producer %v; fresh writes refused: partition-seconds %.1f%% (%.1f%% with at most one broker faulty) duration=%v",
 		seed, len(plan), quiet, target, len(acked), p.failures(), v.Lost, v.Duplicates, v.Moved, v.Divergent, len(g.movedBack),
-		avail, 100*fresh.partitionRefused, 100*fresh.partitionRefusedSingle, end.Sub(begin).Round(time.Second))
+		txnResult, avail, 100*fresh.partitionRefused, 100*fresh.partitionRefusedSingle, end.Sub(begin).Round(time.Second))
 	t.Log(summary)
 	fmt.Println(summary)
 	for _, m := range g.movedBack {
@@ -631,7 +642,11 @@ func (g *chaosGroup) stop(t *testing.T) {
 func chaosReport(seed uint64, quiet chaosplan.Quiet, target string, plan []chaosplan.Fault, log []injected, summary string, costs, fresh []faultCost) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Chaos run, seed %d, %s\n\n", seed, target)
-	fmt.Fprintf(&b, "`make chaos SEED=%d FAULTS=%d QUIET=%v TARGET=%s` replays this schedule.\n\n", seed, len(plan), quiet, target)
+	txn := ""
+	if !chaosTxnEnabled() {
+		txn = " TXN=0"
+	}
+	fmt.Fprintf(&b, "`make chaos SEED=%d FAULTS=%d QUIET=%v TARGET=%s%s` replays this schedule and workload.\n\n", seed, len(plan), quiet, target, txn)
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", summary)
 	b.WriteString("\"Refused\" counts partition-seconds without an acknowledgement: of the workload's idempotent producer, and of fresh writes (one record at a time per partition, each given up after 2 s; compat/cluster/chaos_writers_test.go), which tell whether the cluster took writes while the producer waited on a request sent to a broker that stopped answering.\n\n")
 	b.WriteString("Refused partition-seconds by the kind of the latest fault to start (its hold, heal, recovery and the gap after it):\n\n")

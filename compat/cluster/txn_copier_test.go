@@ -29,9 +29,12 @@ import (
 // chaos driver opens the next stretch just before each fault, so every
 // fault lands while transactions are running rather than after the copy.
 type txnCopier struct {
-	seeds                        []string
-	input, output, group, txnID  string
-	total                        int // records in the input
+	seeds                       []string
+	input, output, group, txnID string
+	// total is the records in the input: the copy is complete when that
+	// many are committed. A copier of a growing input starts with no end
+	// and is given one when its input is closed (setTotal).
+	total                        atomic.Int64
 	gate                         atomic.Int64
 	cancel                       context.CancelFunc
 	done                         chan struct{}
@@ -63,10 +66,11 @@ const txnCopierTimeout = 20 * time.Second
 func startTxnCopier(t *testing.T, seeds []string, input, output, group, txnID string, total int) *txnCopier {
 	t.Helper()
 	c := &txnCopier{
-		seeds: seeds, input: input, output: output, group: group, txnID: txnID, total: total,
+		seeds: seeds, input: input, output: output, group: group, txnID: txnID,
 		done: make(chan struct{}), deliberateAbortEvery: 10, perTxn: 500,
 		errs: map[string]int{},
 	}
+	c.total.Store(int64(total))
 	c.gate.Store(int64(total))
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -134,7 +138,7 @@ func (c *txnCopier) run(ctx context.Context) {
 			c.sessions++
 			c.mu.Unlock()
 		}
-		if int64(c.committedRecords()) >= c.gate.Load() && c.committedRecords() < c.total {
+		if n := int64(c.committedRecords()); n >= c.gate.Load() && n < c.total.Load() {
 			sleepCtx(ctx, 20*time.Millisecond)
 			continue
 		}
@@ -215,7 +219,7 @@ func (c *txnCopier) copyOne(ctx context.Context, s *kgo.GroupTransactSession, re
 // copied: by the copier's own count, or (every 3 s) by the group's
 // committed offsets, which also covers a commit whose answer was lost.
 func (c *txnCopier) finished(ctx context.Context, lastCheck *time.Time) bool {
-	if c.committedRecords() >= c.total {
+	if int64(c.committedRecords()) >= c.total.Load() {
 		c.mu.Lock()
 		c.finishedBy = "the copier's count of committed records"
 		c.mu.Unlock()
@@ -242,7 +246,7 @@ func (c *txnCopier) finished(ctx context.Context, lastCheck *time.Time) bool {
 			sum += o.At
 		}
 	})
-	if sum < int64(c.total) {
+	if sum < c.total.Load() {
 		return false
 	}
 	c.mu.Lock()
