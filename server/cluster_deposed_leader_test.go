@@ -48,7 +48,9 @@ func TestDeposedLeaderFollowsZooKeeper(t *testing.T) {
 	if zk.reads != 0 {
 		t.Fatalf("read %d state znodes with every follower in touch", zk.reads)
 	}
-	clock.Advance(b.followerSilenceMax() + time.Second)
+	// Follower 2 has not fetched in this leadership: its silence counts
+	// from the leadership, with the fetch back-off on top.
+	clock.Advance(b.followerSilenceMax() + b.cfg.ReplicaFetchBackoff + time.Second)
 
 	zk.states[tp] = kafkazk.PartitionStateZNode{Leader: 1, LeaderEpoch: 6, ISR: []int32{1}, ControllerEpoch: 4}
 	b.checkDeposedLeaders(zk)
