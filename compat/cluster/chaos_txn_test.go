@@ -24,8 +24,6 @@ import (
 // (txn_chaos_test.go).
 type chaosTxnLoop struct {
 	seeds         []string
-	in, out       string
-	partitions    int32
 	feeder        *kgo.Client
 	cancel        context.CancelFunc
 	done          chan struct{}
@@ -58,7 +56,7 @@ func startChaosTxnLoop(t *testing.T, c *harness.Cluster, seeds []string) *chaosT
 	createTopic(t, c, chaosTxnIn, chaosTxnPartitions, 3, minISR2)
 	createTopic(t, c, chaosTxnOut, chaosTxnPartitions, 3, minISR2)
 	l := &chaosTxnLoop{
-		seeds: seeds, in: chaosTxnIn, out: chaosTxnOut, partitions: chaosTxnPartitions,
+		seeds:  seeds,
 		feeder: newClient(t, seeds, chaosAcksAllOpts(chaosTxnIn)...),
 		done:   make(chan struct{}),
 	}
@@ -66,7 +64,7 @@ func startChaosTxnLoop(t *testing.T, c *harness.Cluster, seeds []string) *chaosT
 	l.cancel = cancel
 	go l.feed(ctx)
 	// No end yet: the input grows until the schedule is over.
-	l.copier = startTxnCopier(t, seeds, l.in, l.out, "chaos-txn-group", "chaos-txn-copier", 1<<62)
+	l.copier = startTxnCopier(t, seeds, chaosTxnIn, chaosTxnOut, "chaos-txn-group", "chaos-txn-copier", 1<<62)
 	l.copier.waitCommitted(t, 1, 90*time.Second)
 	return l
 }
@@ -81,7 +79,7 @@ func (l *chaosTxnLoop) feed(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		r := &kgo.Record{Partition: int32(seq) % l.partitions, Value: fmt.Appendf(nil, "txn-%08d", seq)}
+		r := &kgo.Record{Partition: int32(seq % chaosTxnPartitions), Value: fmt.Appendf(nil, "txn-%08d", seq)}
 		l.mu.Lock()
 		l.sent++
 		l.mu.Unlock()
@@ -118,10 +116,10 @@ func (l *chaosTxnLoop) finish(t *testing.T) (copied int, problems []string) {
 	l.mu.Unlock()
 
 	// The input holds no transactions: its LSO is its HW.
-	inEnds := lastStableOffsets(t, l.seeds, l.in, 60*time.Second)
+	inEnds := lastStableOffsets(t, l.seeds, chaosTxnIn, 60*time.Second)
 	input := map[int32][]string{}
 	total := 0
-	for p, recs := range readTxnLog(t, l.seeds, l.in, inEnds, kgo.ReadUncommitted()) {
+	for p, recs := range readTxnLog(t, l.seeds, chaosTxnIn, inEnds, kgo.ReadUncommitted()) {
 		for _, r := range recs {
 			if !r.Control {
 				input[p] = append(input[p], r.Value)
@@ -129,18 +127,17 @@ func (l *chaosTxnLoop) finish(t *testing.T) (copied int, problems []string) {
 			}
 		}
 	}
-	for p := range l.partitions {
+	for p := range int32(chaosTxnPartitions) {
 		if _, ok := input[p]; !ok {
 			input[p] = nil
 		}
 	}
-	l.copier.total.Store(int64(total))
-	l.copier.gate.Store(int64(total))
+	l.copier.setTotal(total)
 	l.copier.wait(t, 3*time.Minute)
 
-	outEnds := lastStableOffsets(t, l.seeds, l.out, 60*time.Second)
-	committedView := readTxnLog(t, l.seeds, l.out, outEnds, kgo.ReadCommitted())
-	fullLog := readTxnLog(t, l.seeds, l.out, outEnds, kgo.ReadUncommitted())
+	outEnds := lastStableOffsets(t, l.seeds, chaosTxnOut, 60*time.Second)
+	committedView := readTxnLog(t, l.seeds, chaosTxnOut, outEnds, kgo.ReadCommitted())
+	fullLog := readTxnLog(t, l.seeds, chaosTxnOut, outEnds, kgo.ReadUncommitted())
 	problems, summary := checkTxnCopy(input, committedView, fullLog)
 	for _, pr := range problems {
 		t.Errorf("transactional loop: %s", pr)

@@ -255,6 +255,13 @@ func (c *txnCopier) finished(ctx context.Context, lastCheck *time.Time) bool {
 	return true
 }
 
+// setTotal ends a copy of an input that grew until now: complete at n
+// records committed, with no gate short of that.
+func (c *txnCopier) setTotal(n int) {
+	c.total.Store(int64(n))
+	c.gate.Store(int64(n))
+}
+
 func (c *txnCopier) committedRecords() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
