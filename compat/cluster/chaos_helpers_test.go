@@ -37,6 +37,7 @@ type chaosAck struct {
 type chaosProducer struct {
 	cl     *kgo.Client
 	prefix string
+	slow   *slowProduceRequests
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -76,9 +77,11 @@ func chaosAcksAllOpts(topic string) []kgo.Opt {
 // in an election does not hold back the others.
 func startChaosProducer(t *testing.T, seeds []string, prefix string, partitions int32, opts ...kgo.Opt) *chaosProducer {
 	t.Helper()
+	slow := &slowProduceRequests{}
 	p := &chaosProducer{
-		cl:     newClient(t, seeds, opts...),
+		cl:     newClient(t, seeds, append(opts, kgo.WithHooks(slow))...),
 		prefix: prefix,
+		slow:   slow,
 		done:   make(chan struct{}),
 		acked:  map[string]chaosAck{},
 		failed: map[string]int{},

@@ -160,7 +160,7 @@ func TestChaosSeeded(t *testing.T) {
 	}
 	if path := os.Getenv("CHAOS_REPORT"); path != "" {
 		report := chaosReport(seed, quiet, target, plan, d.log, summary,
-			faultCosts(producerSeconds, d.log, end, partitions), faultCosts(writerSeconds, d.log, end, partitions))
+			faultCosts(producerSeconds, d.log, end, partitions), faultCosts(writerSeconds, d.log, end, partitions), p.slow, end)
 		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 			t.Errorf("CHAOS_REPORT: %v", err)
 		}
@@ -511,10 +511,7 @@ func (c faultCost) total() int {
 func faultCosts(ackedSeconds map[int32]map[int64]bool, log []injected, end time.Time, partitions int32) []faultCost {
 	out := make([]faultCost, len(log))
 	for i, in := range log {
-		until := end
-		if i+1 < len(log) {
-			until = log[i+1].start
-		}
+		until := ownedUntil(log, i, end)
 		c := faultCost{refused: make([]int, partitions)}
 		for sec := in.start.Unix() + 1; sec < until.Unix(); sec++ {
 			c.seconds++
@@ -527,6 +524,15 @@ func faultCosts(ackedSeconds map[int32]map[int64]bool, log []injected, end time.
 		out[i] = c
 	}
 	return out
+}
+
+// ownedUntil is when the seconds fault i owns end: at the next fault's
+// start, or at the end of the schedule for the last.
+func ownedUntil(log []injected, i int, end time.Time) time.Time {
+	if i+1 < len(log) {
+		return log[i+1].start
+	}
+	return end
 }
 
 // kindCost sums the faults of one kind, in partition-seconds.
@@ -639,7 +645,7 @@ func (g *chaosGroup) stop(t *testing.T) {
 }
 
 // chaosReport is the markdown report of a run.
-func chaosReport(seed uint64, quiet chaosplan.Quiet, target string, plan []chaosplan.Fault, log []injected, summary string, costs, fresh []faultCost) string {
+func chaosReport(seed uint64, quiet chaosplan.Quiet, target string, plan []chaosplan.Fault, log []injected, summary string, costs, fresh []faultCost, slow *slowProduceRequests, end time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Chaos run, seed %d, %s\n\n", seed, target)
 	txn := ""
@@ -668,8 +674,8 @@ func chaosReport(seed uint64, quiet chaosplan.Quiet, target string, plan []chaos
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %.1f%% | %.1f%% |\n", k, c.faults, c.seconds, share(c), share(f))
 	}
-	b.WriteString("\nEach fault, with the seconds it owns and the seconds without an acknowledgement, by partition:\n\n")
-	b.WriteString("| # | fault | target | broker | start | held | leaders at start | seconds | producer refused by partition | fresh writes refused by partition |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\nEach fault, with the seconds it owns and the seconds without an acknowledgement, by partition, and the producer's longest produce request made in those seconds (the broker it waited on, how long, and the error that ended it, if one did; \"-\" when none took a second):\n\n")
+	b.WriteString("| # | fault | target | broker | start | held | leaders at start | seconds | producer refused by partition | fresh writes refused by partition | producer's longest request |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, in := range log {
 		target := "ZooKeeper"
 		if in.broker != 0 {
@@ -679,8 +685,8 @@ func chaosReport(seed uint64, quiet chaosplan.Quiet, target string, plan []chaos
 		if !in.end.IsZero() {
 			held = in.end.Sub(in.start).Round(100 * time.Millisecond).String()
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %v | %d | %v | %v |\n", in.fault.Index, in.fault.Kind, in.fault.Target, target,
-			in.start.UTC().Format("15:04:05.000"), held, in.leaders, costs[i].seconds, costs[i].refused, fresh[i].refused)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %v | %d | %v | %v | %s |\n", in.fault.Index, in.fault.Kind, in.fault.Target, target,
+			in.start.UTC().Format("15:04:05.000"), held, in.leaders, costs[i].seconds, costs[i].refused, fresh[i].refused, slow.longestBetween(in.start, ownedUntil(log, i, end)))
 	}
 	return b.String()
 }
