@@ -97,7 +97,7 @@ func (w *controllerClient) send(ctx context.Context, leader int32, item controll
 	if err != nil {
 		return none, err
 	}
-	ctx, stop := w.whileController(ctx, addr)
+	ctx, stop := w.b.whileController(ctx, addr)
 	defer stop()
 	req := kmsg.NewPtrAlterPartitionRequest()
 	req.Version = alterPartitionVersion
@@ -157,20 +157,25 @@ func (w *controllerClient) client() (*kgo.Client, string, error) {
 // looks whether another broker has become controller.
 const controllerCheckInterval = 100 * time.Millisecond
 
-// whileController returns ctx, ended early once the controller is no
-// longer the broker at addr. A request to a controller that stopped
-// answering (paused, cut off) would otherwise wait out its whole timeout
-// after the other brokers had elected another: a leader's ISR change, and
-// every acks=all write waiting for it, would wait with it.
-func (w *controllerClient) whileController(ctx context.Context, addr string) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
+// whileController returns ctx, ended early, with cause errControllerMoved,
+// once the controller is no longer the broker at addr. A request to a
+// controller that stopped answering (paused, cut off) would otherwise wait
+// out its whole timeout after the other brokers had elected another: a
+// leader's ISR change, and every acks=all write waiting for it, would wait
+// with it, and so would a broker's controlled shutdown.
+func (b *Broker) whileController(ctx context.Context, addr string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
 	go clock.Every(ctx, controllerCheckInterval, func() {
-		if now, err := w.b.controllerAddr(); err != nil || now != addr {
-			cancel()
+		if now, err := b.controllerAddr(); err != nil || now != addr {
+			cancel(errControllerMoved)
 		}
 	})
-	return ctx, cancel
+	return ctx, func() { cancel(nil) }
 }
+
+// errControllerMoved ends a request to a broker that is no longer the
+// controller.
+var errControllerMoved = errors.New("the controller moved while the request waited")
 
 // reset drops the client after a failed round trip; the next one dials
 // the controller afresh.
@@ -201,7 +206,7 @@ func (w *controllerClient) allocateProducerIDs() (int64, int64, error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)
 	}
-	ctx, stop := w.whileController(ctx, addr)
+	ctx, stop := w.b.whileController(ctx, addr)
 	defer stop()
 	req := kmsg.NewPtrAllocateProducerIDsRequest()
 	req.BrokerID, req.BrokerEpoch = b.cfg.BrokerID, epoch

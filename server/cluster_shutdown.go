@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -23,15 +24,20 @@ func (b *Broker) controlledShutdown(ctx context.Context) bool {
 	if !b.cfg.ControlledShutdownEnable {
 		return false
 	}
+	var err error
 	for attempt := int32(0); attempt <= b.cfg.ControlledShutdownMaxRetries; attempt++ {
-		if attempt > 0 {
+		// A request the controller's move ended is sent again at once, to
+		// the new controller: the back-off is for a controller that
+		// answered and could not yet move everything.
+		if attempt > 0 && !errors.Is(err, errControllerMoved) {
 			select {
 			case <-ctx.Done():
 				return false
 			case <-time.After(b.cfg.ControlledShutdownRetryBackoff):
 			}
 		}
-		remaining, err := b.requestControlledShutdown(ctx)
+		var remaining int
+		remaining, err = b.requestControlledShutdown(ctx)
 		if err == nil && remaining == 0 {
 			b.logger.Info("controlled shutdown succeeded")
 			return true
@@ -67,7 +73,7 @@ func (b *Broker) requestControlledShutdown(ctx context.Context) (int, error) {
 		remaining, err := b.cluster.control.ControlledShutdown(ctx, b.cfg.BrokerID, b.cluster.control.BrokerEpoch())
 		return len(remaining), err
 	}
-	addr, err := b.controllerAddr()
+	addr, err := b.awaitControllerAddr(ctx)
 	if err != nil {
 		return -1, err
 	}
@@ -82,12 +88,17 @@ func (b *Broker) requestControlledShutdown(ctx context.Context) (int, error) {
 	req.BrokerEpoch = b.cluster.control.BrokerEpoch()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	ctx, stop := b.whileController(ctx, addr)
+	defer stop()
 	seeds := cl.SeedBrokers()
 	if len(seeds) == 0 {
 		return -1, fmt.Errorf("no client for controller at %s", addr)
 	}
 	kresp, err := seeds[0].Request(ctx, req)
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, errControllerMoved) {
+			return -1, cause
+		}
 		return -1, err
 	}
 	resp := kresp.(*kmsg.ControlledShutdownResponse)
@@ -95,6 +106,28 @@ func (b *Broker) requestControlledShutdown(ctx context.Context) (int, error) {
 		return -1, err
 	}
 	return len(resp.PartitionsRemaining), nil
+}
+
+// controllerElectionWait bounds how long a controlled shutdown waits for a
+// controller to be known: a request that the controller's move ended is
+// sent again at once, usually while the election is still under way.
+const controllerElectionWait = 3 * time.Second
+
+// awaitControllerAddr is controllerAddr, waiting up to
+// controllerElectionWait for a controller to be known.
+func (b *Broker) awaitControllerAddr(ctx context.Context) (string, error) {
+	deadline := time.Now().Add(controllerElectionWait)
+	for {
+		addr, err := b.controllerAddr()
+		if err == nil || time.Now().After(deadline) {
+			return addr, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(controllerCheckInterval):
+		}
+	}
 }
 
 // controllerIsSelf: this broker is the controller (always so in a cluster

@@ -267,10 +267,17 @@ func (d *chaosDriver) inject(f chaosplan.Fault, avoid int32) injected {
 		b.Kill()
 		in.heal = func() { d.restart(id) }
 	case chaosplan.TermRestart:
-		if err := b.Term(); err != nil {
-			t.Logf("chaos: SIGTERM of broker %d: %v", id, err)
+		// The controlled shutdown runs on while the schedule goes on: a
+		// fault overlapping this one must be healed on time, not when
+		// this broker has finished stopping. The restart waits for it.
+		exited := make(chan error, 1)
+		go func() { exited <- b.Term() }()
+		in.heal = func() {
+			if err := <-exited; err != nil {
+				t.Logf("chaos: SIGTERM of broker %d: %v", id, err)
+			}
+			d.restart(id)
 		}
-		in.heal = func() { d.restart(id) }
 	case chaosplan.PauseResume:
 		if err := b.Pause(); err != nil {
 			t.Fatalf("fault %v: %v", f, err)
