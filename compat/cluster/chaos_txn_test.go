@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ import (
 // exactly-once holds through every fault, not only process kills
 // (txn_chaos_test.go).
 type chaosTxnLoop struct {
+	cluster       *harness.Cluster
 	seeds         []string
 	feeder        *kgo.Client
 	cancel        context.CancelFunc
@@ -56,9 +59,10 @@ func startChaosTxnLoop(t *testing.T, c *harness.Cluster, seeds []string) *chaosT
 	createTopic(t, c, chaosTxnIn, chaosTxnPartitions, 3, minISR2)
 	createTopic(t, c, chaosTxnOut, chaosTxnPartitions, 3, minISR2)
 	l := &chaosTxnLoop{
-		seeds:  seeds,
-		feeder: newClient(t, seeds, chaosAcksAllOpts(chaosTxnIn)...),
-		done:   make(chan struct{}),
+		cluster: c,
+		seeds:   seeds,
+		feeder:  newClient(t, seeds, chaosAcksAllOpts(chaosTxnIn)...),
+		done:    make(chan struct{}),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
@@ -119,7 +123,8 @@ func (l *chaosTxnLoop) finish(t *testing.T) (copied int, problems []string) {
 	inEnds := lastStableOffsets(t, l.seeds, chaosTxnIn, 60*time.Second)
 	input := map[int32][]string{}
 	total := 0
-	for p, recs := range readTxnLog(t, l.seeds, chaosTxnIn, inEnds, kgo.ReadUncommitted()) {
+	inputLog := readTxnLog(t, l.seeds, chaosTxnIn, inEnds, kgo.ReadUncommitted())
+	for p, recs := range inputLog {
 		for _, r := range recs {
 			if !r.Control {
 				input[p] = append(input[p], r.Value)
@@ -142,6 +147,10 @@ func (l *chaosTxnLoop) finish(t *testing.T) (copied int, problems []string) {
 	for _, pr := range problems {
 		t.Errorf("transactional loop: %s", pr)
 	}
+	if len(problems) > 0 {
+		l.explainMissing(t, inputLog, committedView, fullLog)
+		l.keepTxnLogs(t)
+	}
 	for _, recs := range committedView {
 		for _, r := range recs {
 			if !r.Control {
@@ -151,4 +160,66 @@ func (l *chaosTxnLoop) finish(t *testing.T) (copied int, problems []string) {
 	}
 	t.Logf("transactional loop: %d input records; output: %s; copier: %s", total, summary, l.copier.summary())
 	return copied, problems
+}
+
+// explainMissing logs, for each input record read_committed does not show
+// in the output, where it is in the output log (absent, or at which
+// offset, of which producer, and how its transaction ended) and every
+// transaction of the copier that copied it.
+func (l *chaosTxnLoop) explainMissing(t *testing.T, inputLog, committedView, fullLog map[int32][]txnLogRecord) {
+	t.Helper()
+	for p, in := range inputLog {
+		shown := map[string]bool{}
+		for _, r := range committedView[p] {
+			shown[r.Value] = true
+		}
+		outcome := classifyTxnLog(fullLog[p])
+		inLog := map[string][]txnLogRecord{}
+		for _, r := range fullLog[p] {
+			if !r.Control {
+				inLog[r.Value] = append(inLog[r.Value], r)
+			}
+		}
+		for _, r := range in {
+			if r.Control || shown[r.Value] {
+				continue
+			}
+			where := "absent from the output log"
+			if copies := inLog[r.Value]; len(copies) > 0 {
+				var at []string
+				for _, c := range copies {
+					state := "undecided"
+					switch {
+					case outcome.committed[c.Offset]:
+						state = "committed"
+					case outcome.aborted[c.Offset]:
+						state = "aborted"
+					}
+					at = append(at, fmt.Sprintf("offset %d (producer %d, %s)", c.Offset, c.ProducerID, state))
+				}
+				where = "in the output log at " + strings.Join(at, ", ")
+			}
+			t.Logf("transactional loop: %s (input partition %d offset %d) missing: %s; copied by: %v",
+				r.Value, p, r.Offset, where, l.copier.journalCovering(p, r.Offset))
+		}
+	}
+}
+
+// keepTxnLogs keeps (KBROKER_KEEP_LOGS) every broker's replicas of the
+// loop's topics and of the internal topics that decided its transactions.
+func (l *chaosTxnLoop) keepTxnLogs(t *testing.T) {
+	t.Helper()
+	for _, b := range l.cluster.Brokers {
+		entries, err := os.ReadDir(b.LogDir)
+		if err != nil {
+			t.Logf("keeping %s: %v", b.LogDir, err)
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() && (strings.HasPrefix(name, "chaos-txn-") || strings.HasPrefix(name, "__consumer_offsets-") || strings.HasPrefix(name, "__transaction_state-")) {
+				harness.KeepDir(t, filepath.Join(b.LogDir, name), fmt.Sprintf("broker-%d/%s", b.ID, name))
+			}
+		}
+	}
 }

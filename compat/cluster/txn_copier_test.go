@@ -51,6 +51,44 @@ type txnCopier struct {
 	sessions         int
 	errs             map[string]int // error text -> count
 	finishedBy       string         // how the copier knew the copy was complete
+	// journal is every transaction the copier ended, in order: the
+	// evidence for a copy that comes out wrong.
+	journal []txnJournalEntry
+}
+
+// txnJournalEntry is one ended transaction: when it ended, in which
+// session, the input offsets it copied (first and last, by partition) and
+// how it ended.
+type txnJournalEntry struct {
+	at      time.Time
+	session int
+	inputs  map[int32][2]int64
+	outcome string
+}
+
+func (e txnJournalEntry) String() string {
+	return fmt.Sprintf("%s session %d inputs %v: %s", e.at.UTC().Format("15:04:05.000"), e.session, e.inputs, e.outcome)
+}
+
+func endName(end kgo.TransactionEndTry) string {
+	if end == kgo.TryCommit {
+		return "commit"
+	}
+	return "abort"
+}
+
+// journalCovering lists the transactions that copied input offset off of
+// partition p.
+func (c *txnCopier) journalCovering(p int32, off int64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, e := range c.journal {
+		if r, ok := e.inputs[p]; ok && r[0] <= off && off <= r[1] {
+			out = append(out, e.String())
+		}
+	}
+	return out
 }
 
 type txnCommit struct {
@@ -198,19 +236,32 @@ func (c *txnCopier) copyOne(ctx context.Context, s *kgo.GroupTransactSession, re
 	committed, err := s.End(tctx, end)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	entry := txnJournalEntry{at: time.Now(), session: c.sessions, inputs: map[int32][2]int64{}}
+	for _, r := range recs {
+		span, ok := entry.inputs[r.Partition]
+		if !ok {
+			span = [2]int64{r.Offset, r.Offset}
+		}
+		entry.inputs[r.Partition] = [2]int64{min(span[0], r.Offset), max(span[1], r.Offset)}
+	}
+	defer func() { c.journal = append(c.journal, entry) }()
 	switch {
 	case err != nil:
 		c.errs["end: "+err.Error()]++
 		c.failedEnds++
+		entry.outcome = fmt.Sprintf("end failed (trying to %s, %d produce errors): %v", endName(end), produceErrs.Load(), err)
 		return false
 	case committed:
 		c.committed += len(recs)
 		c.commits = append(c.commits, txnCommit{time.Now(), c.committed})
+		entry.outcome = "committed"
 	case abort && produceErrs.Load() == 0:
 		c.deliberateAborts++
 		c.abortedRecords += len(recs)
+		entry.outcome = "aborted on purpose"
 	default:
 		c.failedEnds++
+		entry.outcome = fmt.Sprintf("aborted (trying to %s, %d produce errors)", endName(end), produceErrs.Load())
 	}
 	return true
 }
@@ -633,4 +684,23 @@ func verifyTxnCopy(t *testing.T, seeds []string, output string, input map[int32]
 		t.Error(pr)
 	}
 	t.Logf("output %s: %s", output, summary)
+}
+
+// The journal names the transactions that copied an input offset, so a
+// record missing from the output can be traced to how its copies ended.
+func TestTxnJournalCovering(t *testing.T) {
+	c := &txnCopier{journal: []txnJournalEntry{
+		{session: 1, inputs: map[int32][2]int64{0: {10, 14}, 2: {7, 9}}, outcome: "aborted on purpose"},
+		{session: 1, inputs: map[int32][2]int64{0: {10, 14}}, outcome: "committed"},
+		{session: 2, inputs: map[int32][2]int64{2: {10, 12}}, outcome: "committed"},
+	}}
+	if got := c.journalCovering(0, 12); len(got) != 2 || !strings.HasSuffix(got[0], "aborted on purpose") || !strings.HasSuffix(got[1], "committed") {
+		t.Errorf("partition 0 offset 12: %q", got)
+	}
+	if got := c.journalCovering(2, 9); len(got) != 1 || !strings.Contains(got[0], "session 1") {
+		t.Errorf("partition 2 offset 9: %q", got)
+	}
+	if got := c.journalCovering(1, 9); len(got) != 0 {
+		t.Errorf("partition 1 offset 9: %q", got)
+	}
 }
