@@ -3,18 +3,38 @@ package cluster
 import (
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/kbroker/kbroker/compat/harness"
 )
+
+// shutdownScene is a cluster with a topic, its controller, the partition
+// states, and a broker to stop that leads partitions and is not the
+// controller.
+type shutdownScene struct {
+	c      *harness.Cluster
+	conn   *zk.Conn
+	ctrl   int32
+	before map[int32]partitionState
+	victim int32
+}
+
+func startShutdownScene(t *testing.T, topic string, partitions int32) shutdownScene {
+	t.Helper()
+	c, conn := startWithTopic(t, topic, partitions)
+	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
+	before := mustStates(t, conn, topic, partitions)
+	return shutdownScene{c, conn, ctrl, before, leaderNotController(t, c, before, ctrl)}
+}
 
 // Issue 3 acceptance: SIGTERM a broker; its leaderships move away before
 // it exits, so no partition is left leaderless or led by it, and a
 // producer running throughout sees no non-retriable error.
 func TestControlledShutdown(t *testing.T) {
 	const topic, partitions = "shutdown", 6
-	c, conn := startWithTopic(t, topic, partitions)
-
-	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
-	before := mustStates(t, conn, topic, partitions)
-	victim := leaderNotController(t, c, before, ctrl)
+	s := startShutdownScene(t, topic, partitions)
+	c, conn, ctrl, before, victim := s.c, s.conn, s.ctrl, s.before, s.victim
 	t.Logf("SIGTERM to broker %d, leader of %v (controller %d)", victim, partitionsLedBy(before, victim), ctrl)
 
 	p := startProducer(t, c.Addrs(), topic)
@@ -77,11 +97,8 @@ func TestControlledShutdown(t *testing.T) {
 // fault for as long.
 func TestControlledShutdownWhileControllerPaused(t *testing.T) {
 	const topic, partitions = "shutdown-paused-ctrl", 6
-	c, conn := startWithTopic(t, topic, partitions)
-
-	ctrl := waitController(t, conn, 10*time.Second, anyBroker)
-	before := mustStates(t, conn, topic, partitions)
-	victim := leaderNotController(t, c, before, ctrl)
+	s := startShutdownScene(t, topic, partitions)
+	c, conn, ctrl, before, victim := s.c, s.conn, s.ctrl, s.before, s.victim
 	if err := c.Broker(ctrl).Pause(); err != nil {
 		t.Fatal(err)
 	}
