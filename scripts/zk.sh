@@ -58,6 +58,7 @@ classpath() {
 	fi
 	local cp="$jar"
 	# A logging binding next to the jar sends the server's log to DIR/zk.log
+	# (appended to: a restarted server's log follows the killed one's)
 	# instead of slf4j's silent default.
 	local simple
 	simple="$(dirname "$jar")/slf4j-simple.jar"
@@ -125,7 +126,7 @@ EOF
 	setsid "$java" -Xmx256m -Dzookeeper.jmx.log4j.disable=true \
 		-Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
 		-cp "$cp" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
-		>"$dir/zk.log" 2>&1 </dev/null &
+		>>"$dir/zk.log" 2>&1 </dev/null &
 	echo $! >"$pidfile"
 
 	local deadline=$((SECONDS + ${ZK_START_TIMEOUT:-30}))

@@ -67,6 +67,10 @@ func startZooKeeper(t testing.TB, classpath string) *ZooKeeper {
 		if out, err := z.run("stop"); err != nil {
 			t.Logf("zk.sh stop: %v\n%s", err, out)
 		}
+		// The server's log, over all its starts, beside the brokers'.
+		if t.Failed() {
+			keepLog(t, filepath.Join(z.Dir, "zk.log"), "zk.log")
+		}
 	})
 	if out, err := z.run("start"); err != nil {
 		t.Fatalf("zk.sh start: %v\n%s", err, out)
