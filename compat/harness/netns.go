@@ -487,11 +487,7 @@ func startZooKeeperIn(t testing.TB, ns, host string) *ZooKeeper {
 		netns:  ns,
 		host:   host,
 	}
-	t.Cleanup(func() {
-		if out, err := z.run("stop"); err != nil {
-			t.Logf("zk.sh stop: %v\n%s", err, out)
-		}
-	})
+	t.Cleanup(func() { z.stop(t) })
 	if out, err := z.run("start"); err != nil {
 		t.Fatalf("zk.sh start in %s: %v\n%s", ns, err, out)
 	}

@@ -63,19 +63,23 @@ func startZooKeeper(t testing.TB, classpath string) *ZooKeeper {
 		script:    filepath.Join(RepoRoot(t), "scripts", "zk.sh"),
 		classpath: classpath,
 	}
-	t.Cleanup(func() {
-		if out, err := z.run("stop"); err != nil {
-			t.Logf("zk.sh stop: %v\n%s", err, out)
-		}
-		// The server's log, over all its starts, beside the brokers'.
-		if t.Failed() {
-			keepLog(t, filepath.Join(z.Dir, "zk.log"), "zk.log")
-		}
-	})
+	t.Cleanup(func() { z.stop(t) })
 	if out, err := z.run("start"); err != nil {
 		t.Fatalf("zk.sh start: %v\n%s", err, out)
 	}
 	return z
+}
+
+// stop ends the server through its pid file and, when the test failed,
+// keeps its log, over all its starts, beside the brokers'
+// (KBROKER_KEEP_LOGS).
+func (z *ZooKeeper) stop(t testing.TB) {
+	if out, err := z.run("stop"); err != nil {
+		t.Logf("zk.sh stop: %v\n%s", err, out)
+	}
+	if t.Failed() {
+		keepLog(t, filepath.Join(z.Dir, "zk.log"), "zk.log")
+	}
 }
 
 func (z *ZooKeeper) run(cmd string) ([]byte, error) {
