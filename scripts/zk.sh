@@ -8,8 +8,8 @@
 # tests run the script under `ip netns exec` with the namespace's address.
 #
 #   start: writes DIR/zoo.cfg, starts the server in the background, and waits
-#          (at most ZK_START_TIMEOUT seconds, default 30) until it answers
-#          `ruok` with `imok`. Exits non-zero (and stops the server) otherwise.
+#          (at most ZK_START_TIMEOUT seconds, default 30) until it serves:
+#          `srvr` names its mode. Exits non-zero (and stops the server) otherwise.
 #   stop:  kills the pid recorded in DIR/zk.pid (TERM, then KILL after 10 s)
 #          and removes the pid file. Never touches any other process.
 #
@@ -32,16 +32,18 @@ case "$port" in '' | *[!0-9]*) usage ;; esac
 pidfile="$dir/zk.pid"
 host=${ZK_HOST:-127.0.0.1}
 
-# ruok answers imok when the server is serving; the four-letter word is
-# whitelisted in the zoo.cfg we write.
-ruok() {
+# serving: the server answers `srvr` with its mode only once its database
+# is loaded and it takes sessions. `ruok` is no such test: a restarted
+# server answers imok while it still turns every session away ("not
+# running"). The four-letter word is whitelisted in the zoo.cfg we write.
+serving() {
 	(
 		exec 2>/dev/null
 		exec 3<>"/dev/tcp/$host/$port" || exit 1
-		printf 'ruok' >&3
+		printf 'srvr' >&3
 		reply=""
-		IFS= read -r -t 2 -n 4 reply <&3 || true
-		[ "$reply" = "imok" ]
+		IFS= read -r -d '' -t 2 reply <&3 || true
+		[[ "$reply" == *"Mode:"* ]]
 	)
 }
 
@@ -137,7 +139,7 @@ EOF
 			rm -f "$pidfile"
 			exit 1
 		fi
-		if ruok; then
+		if serving; then
 			echo "zk.sh: ZooKeeper up on $host:$port (pid $(cat "$pidfile"))"
 			return 0
 		fi

@@ -18,7 +18,7 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// zkScriptTimeout bounds one zk.sh run: start waits for `ruok` itself (30 s
+// zkScriptTimeout bounds one zk.sh run: start waits for `srvr` itself (30 s
 // by default), stop escalates TERM to KILL after 10 s.
 const zkScriptTimeout = 60 * time.Second
 
@@ -42,7 +42,7 @@ type ZooKeeper struct {
 }
 
 // StartZooKeeper starts ZooKeeper on a free loopback port with a fresh data
-// dir and waits until it answers `ruok`. The test's cleanup stops it through
+// dir and waits until it serves (`srvr` names its mode). The test's cleanup stops it through
 // its pid file (zk.sh stop), so only that process is ever signalled. Start
 // it before the brokers: cleanups run last-in first-out, so the brokers end
 // before their ZooKeeper does.
