@@ -236,34 +236,41 @@ func (c *txnCopier) copyOne(ctx context.Context, s *kgo.GroupTransactSession, re
 	committed, err := s.End(tctx, end)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	entry := txnJournalEntry{at: time.Now(), session: c.sessions, inputs: map[int32][2]int64{}}
-	for _, r := range recs {
-		span, ok := entry.inputs[r.Partition]
-		if !ok {
-			span = [2]int64{r.Offset, r.Offset}
-		}
-		entry.inputs[r.Partition] = [2]int64{min(span[0], r.Offset), max(span[1], r.Offset)}
-	}
-	defer func() { c.journal = append(c.journal, entry) }()
+	var outcome string
+	keep := true
 	switch {
 	case err != nil:
 		c.errs["end: "+err.Error()]++
 		c.failedEnds++
-		entry.outcome = fmt.Sprintf("end failed (trying to %s, %d produce errors): %v", endName(end), produceErrs.Load(), err)
-		return false
+		outcome = fmt.Sprintf("end failed (trying to %s, %d produce errors): %v", endName(end), produceErrs.Load(), err)
+		keep = false
 	case committed:
 		c.committed += len(recs)
 		c.commits = append(c.commits, txnCommit{time.Now(), c.committed})
-		entry.outcome = "committed"
+		outcome = "committed"
 	case abort && produceErrs.Load() == 0:
 		c.deliberateAborts++
 		c.abortedRecords += len(recs)
-		entry.outcome = "aborted on purpose"
+		outcome = "aborted on purpose"
 	default:
 		c.failedEnds++
-		entry.outcome = fmt.Sprintf("aborted (trying to %s, %d produce errors)", endName(end), produceErrs.Load())
+		outcome = fmt.Sprintf("aborted (trying to %s, %d produce errors)", endName(end), produceErrs.Load())
 	}
-	return true
+	c.journal = append(c.journal, txnJournalEntry{at: time.Now(), session: c.sessions, inputs: inputSpans(recs), outcome: outcome})
+	return keep
+}
+
+// inputSpans is the first and last input offset of recs, by partition.
+func inputSpans(recs []*kgo.Record) map[int32][2]int64 {
+	spans := map[int32][2]int64{}
+	for _, r := range recs {
+		span, ok := spans[r.Partition]
+		if !ok {
+			span = [2]int64{r.Offset, r.Offset}
+		}
+		spans[r.Partition] = [2]int64{min(span[0], r.Offset), max(span[1], r.Offset)}
+	}
+	return spans
 }
 
 // finished reports, after an empty poll, whether the whole input is
