@@ -33,17 +33,30 @@ func OnSession(f func(SessionCredentials)) DialOption {
 	return func(o *dialOptions) { o.onSession = f }
 }
 
+// handshakeTimeout bounds the wait for a server's answer to the session
+// handshake. go-zookeeper waits ten times its read timeout (20/3 of the
+// session timeout, two minutes at Kafka's default of 18 s) on a server
+// that accepted the connection but does not answer, which a ZooKeeper
+// that is still starting does: a broker whose reconnect landed there sat
+// out of the cluster for that long after the server was serving. The
+// Java client gives a connection sessionTimeout/servers to get its
+// session; a third of the session timeout leaves room for a slow server
+// and for another attempt before the session could expire.
+func handshakeTimeout(sessionTimeout time.Duration) time.Duration {
+	return max(sessionTimeout/3, time.Second)
+}
+
 // credentialDialer dials TCP and watches the first frame the server sends
-// on each connection, the ConnectResponse, for the session's id and
-// password: go-zookeeper keeps the password to itself. Without onSession
-// it is a plain TCP dialer.
-func credentialDialer(onSession func(SessionCredentials)) func(network, address string, timeout time.Duration) (net.Conn, error) {
+// on each connection, the ConnectResponse: for the session's id and
+// password (go-zookeeper keeps the password to itself) when onSession is
+// set, and to stop capping the connection's deadlines at handshake.
+func credentialDialer(onSession func(SessionCredentials), handshake time.Duration) func(network, address string, timeout time.Duration) (net.Conn, error) {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		c, err := net.DialTimeout(network, address, timeout)
-		if err != nil || onSession == nil {
+		if err != nil {
 			return c, err
 		}
-		return &connectResponseTap{Conn: c, onSession: onSession}, nil
+		return &connectResponseTap{Conn: c, onSession: onSession, handshake: handshake}, nil
 	}
 }
 
@@ -53,14 +66,45 @@ func credentialDialer(onSession func(SessionCredentials)) func(network, address 
 const maxConnectResponse = 256
 
 // connectResponseTap copies what the client reads until the first frame
-// is complete, decodes it once, and then only passes reads through.
+// is complete, decodes it once, and then only passes reads through. Until
+// then, a deadline the client sets is brought forward to at most
+// handshake from now (when handshake is set).
 type connectResponseTap struct {
 	net.Conn
 	onSession func(SessionCredentials)
+	handshake time.Duration
 
 	mu   sync.Mutex
 	buf  []byte
 	done bool
+}
+
+func (t *connectResponseTap) SetDeadline(d time.Time) error {
+	return t.Conn.SetDeadline(t.capDeadline(d))
+}
+
+func (t *connectResponseTap) SetReadDeadline(d time.Time) error {
+	return t.Conn.SetReadDeadline(t.capDeadline(d))
+}
+
+func (t *connectResponseTap) SetWriteDeadline(d time.Time) error {
+	return t.Conn.SetWriteDeadline(t.capDeadline(d))
+}
+
+// capDeadline is d, or handshake from now when that is sooner and the
+// handshake is still under way. Clearing a deadline (the zero time) is
+// left alone: go-zookeeper clears each one right after its read or write.
+func (t *connectResponseTap) capDeadline(d time.Time) time.Time {
+	t.mu.Lock()
+	done := t.done
+	t.mu.Unlock()
+	if done || t.handshake <= 0 || d.IsZero() {
+		return d
+	}
+	if limit := time.Now().Add(t.handshake); d.After(limit) {
+		return limit
+	}
+	return d
 }
 
 func (t *connectResponseTap) Read(p []byte) (int, error) {
@@ -91,7 +135,7 @@ func (t *connectResponseTap) observe(b []byte) {
 	}
 	frame := t.buf[4 : 4+size]
 	t.done, t.buf = true, nil
-	if cred, ok := decodeConnectResponse(frame); ok {
+	if cred, ok := decodeConnectResponse(frame); ok && t.onSession != nil {
 		t.onSession(cred)
 	}
 }
@@ -110,4 +154,11 @@ func decodeConnectResponse(b []byte) (SessionCredentials, bool) {
 		return SessionCredentials{}, false
 	}
 	return SessionCredentials{ID: id, Password: append([]byte(nil), b[20:20+plen]...)}, true
+}
+
+// HandshakeDialer is the dialer Dial uses, for other go-zookeeper clients
+// (the test harness's): it gives up on a handshake the server does not
+// answer within a third of sessionTimeout.
+func HandshakeDialer(sessionTimeout time.Duration) func(network, address string, timeout time.Duration) (net.Conn, error) {
+	return credentialDialer(nil, handshakeTimeout(sessionTimeout))
 }

@@ -67,7 +67,7 @@ func Dial(ctx context.Context, connect string, sessionTimeout time.Duration, log
 		zk.WithLogger(slogPrintf{log}),
 		zk.WithLogInfo(false),
 		zk.WithEventCallback(c.onEvent),
-		zk.WithDialer(credentialDialer(o.onSession)))
+		zk.WithDialer(credentialDialer(o.onSession, handshakeTimeout(sessionTimeout))))
 	if err != nil {
 		return nil, err
 	}

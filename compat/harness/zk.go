@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // zkScriptTimeout bounds one zk.sh run: start waits for `srvr` itself (30 s
@@ -106,7 +108,9 @@ func (z *ZooKeeper) run(cmd string) ([]byte, error) {
 // the test, and waits (bounded) until the session is established.
 func (z *ZooKeeper) Connect(t testing.TB) *zk.Conn {
 	t.Helper()
-	conn, events, err := zk.Connect([]string{z.Addr}, 10*time.Second, zk.WithLogInfo(false))
+	const sessionTimeout = 10 * time.Second
+	conn, events, err := zk.Connect([]string{z.Addr}, sessionTimeout, zk.WithLogInfo(false),
+		zk.WithDialer(zkstore.HandshakeDialer(sessionTimeout)))
 	if err != nil {
 		t.Fatalf("zk connect %s: %v", z.Addr, err)
 	}
