@@ -362,7 +362,8 @@ type AppendRules struct {
 	Origin AppendOrigin
 	// VerificationGuard is the guard StartTxnVerification handed out for
 	// the batch's producer, once the coordinator confirmed the partition;
-	// 0 when none was needed.
+	// 0 when none was needed. A transactional batch of either origin needs
+	// it to open its producer's transaction.
 	VerificationGuard uint64
 }
 
@@ -396,8 +397,10 @@ func (p *Partition) AppendAsLeader(batches []logstore.Batch, acks int16, rules A
 	if err := p.leaderState.CheckProduceBeforeAppend(acks); err != nil {
 		return logstore.AppendInfo{}, err
 	}
+	// A group coordinator's transactional offset commit is checked as a
+	// producer's batch is: it too may arrive after its transaction ended.
 	txnProducer := int64(-1)
-	if rules.Origin == OriginClient && len(batches) > 0 && batches[0].Header.IsTransactional() {
+	if len(batches) > 0 && batches[0].Header.IsTransactional() {
 		txnProducer = batches[0].Header.ProducerID
 		if err := p.checkTxnVerificationLocked(txnProducer, rules); err != nil {
 			return logstore.AppendInfo{}, err

@@ -54,7 +54,7 @@ func (p *Partition) AbandonTxnVerification(producerID int64, guard uint64) {
 	}
 }
 
-// checkTxnVerificationLocked refuses a client's transactional batch that
+// checkTxnVerificationLocked refuses a transactional batch that
 // would open a transaction without a confirmation still in force
 // (INVALID_TXN_STATE, Kafka's "Record was not part of an ongoing
 // transaction"). The caller holds mu.

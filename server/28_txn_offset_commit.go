@@ -14,6 +14,7 @@ package server
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/protocol"
@@ -44,12 +45,26 @@ func handleTxnOffsetCommit(b *Broker, _ context.Context, req *protocol.Request) 
 // maybeConvertOffsetCommitError does (NETWORK_EXCEPTION becomes
 // COORDINATOR_LOAD_IN_PROGRESS; INVALID_TXN_STATE and INVALID_PID_MAPPING
 // pass through). It runs with no group lock held, so it may wait on
-// another broker.
-func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, v group.TxnVerification) error {
+// another broker. The guard, taken from the partition before the round
+// trip, is what the commit's append must carry (offsetsLog.
+// AppendTransactional): a marker of the producer written meanwhile
+// withdraws it, and the append is refused.
+func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, v group.TxnVerification) (group.VerificationGuard, error) {
 	if !b.cfg.TransactionPartitionVerificationEnable {
-		return nil
+		return 0, nil
+	}
+	p := b.offsetsPartition(v.Partition)
+	if p == nil {
+		return 0, kerr.NotCoordinator
+	}
+	started, err := p.StartTxnVerification(v.ProducerID)
+	if err != nil || !started.Needed {
+		return 0, err
 	}
 	tp := TopicPartition{offsetsTopic, v.Partition}
-	errs := b.verifyTransaction(ctx, v.TransactionalID, v.ProducerID, v.ProducerEpoch, []TopicPartition{tp}, v.Abortable)
-	return errs[tp]
+	if err := b.verifyTransaction(ctx, v.TransactionalID, v.ProducerID, v.ProducerEpoch, []TopicPartition{tp}, v.Abortable)[tp]; err != nil {
+		p.AbandonTxnVerification(v.ProducerID, started.Guard)
+		return 0, err
+	}
+	return group.VerificationGuard(started.Guard), nil
 }

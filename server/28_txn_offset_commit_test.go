@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/server/group"
 )
 
 // The kgo client sends every request at the highest version both sides
@@ -151,5 +154,45 @@ func TestTxnOffsetCommitThroughTheLog(t *testing.T) {
 	writeMarker(t, db.b, 1002, true)
 	if off, code := fetchStable(t, cl, "open"); code != 0 || off != 9 {
 		t.Fatalf("open transaction committed after restart: offset %d %v", off, kerr.ErrorForCode(code))
+	}
+}
+
+// A TxnOffsetCommit whose transaction ended while the transaction
+// coordinator was confirming it (KIP-890) must not reach the log: appended
+// after the abort marker, it would open a new transaction of the producer
+// in __consumer_offsets, and the producer's next commit marker would make
+// the aborted transaction's offsets committed. The append carries the
+// guard taken before the confirmation; the marker withdraws it.
+func TestTxnOffsetCommitAfterItsTransactionEndedIsRefused(t *testing.T) {
+	db := startDataBroker(t, t.TempDir())
+	db.mustCreate(t, "t", 1, nil)
+	cl := db.client(t)
+	awaitCoordinator(t, cl, "g")
+	p := db.b.offsetsPartition(0)
+	if p == nil {
+		t.Fatal("not the leader of __consumer_offsets-0")
+	}
+	log := offsetsLog{db.b}
+	ctx := context.Background()
+	records := []group.KV{{Key: []byte("\x00\x01k"), Value: []byte("v")}}
+	const pid = 3000
+
+	stale := group.VerificationGuard(verifiedGuard(t, p, pid))
+	writeMarker(t, db.b, pid, false)
+	if _, err := log.AppendTransactional(ctx, 0, pid, 2, stale, records); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("commit appended after its transaction's marker: err %v, want INVALID_TXN_STATE", err)
+	}
+	if _, err := log.AppendTransactional(ctx, 0, pid, 2, 0, records); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("commit with no guard opening a transaction: err %v, want INVALID_TXN_STATE", err)
+	}
+
+	// A guard still in force opens the transaction; later commits of the
+	// same transaction need none.
+	fresh := group.VerificationGuard(verifiedGuard(t, p, pid))
+	if _, err := log.AppendTransactional(ctx, 0, pid, 2, fresh, records); err != nil {
+		t.Fatalf("commit with its guard: %v", err)
+	}
+	if _, err := log.AppendTransactional(ctx, 0, pid, 2, 0, records); err != nil {
+		t.Fatalf("second commit of the open transaction: %v", err)
 	}
 }

@@ -13,13 +13,13 @@ import (
 // for the producer epoch, never the sequence), and returns once every
 // in-sync replica has it or timeout passed: a coordinator acts on a write
 // only when a new leader would find it too.
-func (b *Broker) coordinatorAppend(ctx context.Context, p *replica.Partition, opts logstore.BatchOptions, recs []logstore.Record, acks int16, timeout time.Duration) (logstore.AppendInfo, error) {
+func (b *Broker) coordinatorAppend(ctx context.Context, p *replica.Partition, opts logstore.BatchOptions, recs []logstore.Record, acks int16, guard uint64, timeout time.Duration) (logstore.AppendInfo, error) {
 	opts.PartitionLeaderEpoch = -1
 	batch, err := logstore.EncodeBatch(opts, recs)
 	if err != nil {
 		return logstore.AppendInfo{}, err
 	}
-	info, err := p.AppendAsLeader([]logstore.Batch{batch}, acks, replica.AppendRules{LogAppendTime: -1, Origin: replica.OriginCoordinator})
+	info, err := p.AppendAsLeader([]logstore.Batch{batch}, acks, replica.AppendRules{LogAppendTime: -1, Origin: replica.OriginCoordinator, VerificationGuard: guard})
 	if err != nil {
 		return info, err
 	}

@@ -65,23 +65,25 @@ var _ group.OffsetsLog = offsetsLog{}
 // Append writes the coordinator's non-transactional records as one batch
 // with no producer id.
 func (o offsetsLog) Append(ctx context.Context, partition int32, records []group.KV) (int64, error) {
-	return o.append(ctx, partition, logstore.BatchOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, records)
+	return o.append(ctx, partition, logstore.BatchOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, 0, records)
 }
 
 // AppendTransactional writes TxnOffsetCommit records as one transactional
 // batch of the producer with base sequence 0, as Kafka's
 // GroupMetadataManager builds it: the log checks a coordinator's batch for
-// the producer epoch only, since its sequence means nothing.
-func (o offsetsLog) AppendTransactional(ctx context.Context, partition int32, producerID int64, producerEpoch int16, records []group.KV) (int64, error) {
+// the producer epoch only, since its sequence means nothing. Like a
+// producer's batch, it opens the producer's transaction in the partition
+// only with the guard of a verification still in force.
+func (o offsetsLog) AppendTransactional(ctx context.Context, partition int32, producerID int64, producerEpoch int16, guard group.VerificationGuard, records []group.KV) (int64, error) {
 	return o.append(ctx, partition, logstore.BatchOptions{
 		ProducerID:    producerID,
 		ProducerEpoch: producerEpoch,
 		BaseSequence:  0,
 		Transactional: true,
-	}, records)
+	}, uint64(guard), records)
 }
 
-func (o offsetsLog) append(ctx context.Context, partition int32, opts logstore.BatchOptions, records []group.KV) (int64, error) {
+func (o offsetsLog) append(ctx context.Context, partition int32, opts logstore.BatchOptions, guard uint64, records []group.KV) (int64, error) {
 	p := o.b.offsetsPartition(partition)
 	if p == nil {
 		return 0, kerr.NotCoordinator
@@ -94,7 +96,7 @@ func (o offsetsLog) append(ctx context.Context, partition int32, opts logstore.B
 	// acks=1 at the append: the group coordinator's writes skip the
 	// min.insync.replicas gate before appending, as they always have here;
 	// the wait for the ISR is what makes a commit acks=-1, like Kafka's.
-	info, err := o.b.coordinatorAppend(ctx, p, opts, recs, 1, offsetCommitTimeout)
+	info, err := o.b.coordinatorAppend(ctx, p, opts, recs, 1, guard, offsetCommitTimeout)
 	if err != nil {
 		return 0, err
 	}

@@ -58,7 +58,7 @@ func (l txnLog) Append(ctx context.Context, partition int32, records []txn.KV) e
 	// acks=-1 with the topic's min.insync.replicas, as Kafka's
 	// TransactionStateManager.appendTransactionToLog: a state change is
 	// acted on only once a new leader would find it.
-	_, err := l.b.coordinatorAppend(ctx, p, logstore.BatchOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs, -1, defaultRequestTimeout)
+	_, err := l.b.coordinatorAppend(ctx, p, logstore.BatchOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs, -1, 0, defaultRequestTimeout)
 	return err
 }
 

@@ -39,9 +39,20 @@ type Config struct {
 	// is written, that the transaction coordinator has the group's
 	// __consumer_offsets partition in the producer's ongoing transaction.
 	// Its error (a *kerr.Error) answers every partition of the request,
-	// mapped as Kafka maps verification errors. Nil skips the check.
-	VerifyTransaction func(ctx context.Context, v TxnVerification) error
+	// mapped as Kafka maps verification errors. The guard it returns goes
+	// with the commit's append (OffsetsLog.AppendTransactional), which the
+	// log refuses if the transaction ended in between. Nil skips the check.
+	VerifyTransaction func(ctx context.Context, v TxnVerification) (VerificationGuard, error)
 }
+
+// VerificationGuard ties a TxnOffsetCommit's append to the verification
+// before it (Kafka's VerificationGuard): the confirmation takes a round
+// trip to the transaction coordinator, during which the transaction may
+// end, and a late commit appended after its transaction's marker would
+// open a new transaction in __consumer_offsets whose pending offsets the
+// producer's next commit marker would make committed. 0 means no guard:
+// none was needed, the producer already having its transaction open there.
+type VerificationGuard uint64
 
 // TxnVerification names what VerifyTransaction checks: that Partition of
 // __consumer_offsets is in the transaction of the producer.
@@ -141,8 +152,10 @@ type OffsetsLog interface {
 	// AppendTransactional writes records as one transactional batch of the
 	// producer (base sequence 0, as Kafka's GroupMetadataManager writes
 	// TxnOffsetCommit records); they count only once a commit marker of the
-	// producer follows them.
-	AppendTransactional(ctx context.Context, partition int32, producerID int64, producerEpoch int16, records []KV) (int64, error)
+	// producer follows them. The batch is refused (INVALID_TXN_STATE) when
+	// it would open the producer's transaction in the partition and guard
+	// is not the one still in force there.
+	AppendTransactional(ctx context.Context, partition int32, producerID int64, producerEpoch int16, guard VerificationGuard, records []KV) (int64, error)
 	// Replay calls fn for every batch of the partition in offset order,
 	// control batches included.
 	Replay(partition int32, fn func(ReplayedBatch) error) error

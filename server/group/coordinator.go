@@ -189,9 +189,9 @@ func (c *Coordinator) appendOffsets(ctx context.Context, partition int32, record
 }
 
 // appendTxnOffsets is appendOffsets for a transactional batch.
-func (c *Coordinator) appendTxnOffsets(ctx context.Context, partition int32, producerID int64, producerEpoch int16, records []KV) (int64, int16) {
+func (c *Coordinator) appendTxnOffsets(ctx context.Context, partition int32, producerID int64, producerEpoch int16, guard VerificationGuard, records []KV) (int64, int16) {
 	base, err := c.write(ctx, partition, func(ctx context.Context) (int64, error) {
-		return c.log.AppendTransactional(ctx, partition, producerID, producerEpoch, records)
+		return c.log.AppendTransactional(ctx, partition, producerID, producerEpoch, guard, records)
 	})
 	return base, offsetCommitErrorCode(err)
 }

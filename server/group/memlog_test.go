@@ -8,11 +8,12 @@ import (
 // MemOffsetsLog is an in-memory OffsetsLog for the coordinator's tests: a
 // list of batches per partition, numbered as a log numbers them (a marker
 // takes one offset). FailAppends makes the appends fail, to exercise error
-// paths.
+// paths; Guards lists the verification guard of each transactional append.
 type MemOffsetsLog struct {
 	mu          sync.Mutex
 	batches     map[int32][]ReplayedBatch
 	FailAppends error
+	Guards      []VerificationGuard
 }
 
 // NewMemOffsetsLog returns an empty log.
@@ -26,7 +27,10 @@ func (l *MemOffsetsLog) Append(ctx context.Context, partition int32, records []K
 }
 
 // AppendTransactional stores copies of records as one transactional batch.
-func (l *MemOffsetsLog) AppendTransactional(ctx context.Context, partition int32, producerID int64, _ int16, records []KV) (int64, error) {
+func (l *MemOffsetsLog) AppendTransactional(ctx context.Context, partition int32, producerID int64, _ int16, guard VerificationGuard, records []KV) (int64, error) {
+	l.mu.Lock()
+	l.Guards = append(l.Guards, guard)
+	l.mu.Unlock()
 	return l.add(ctx, partition, ReplayedBatch{ProducerID: producerID, Transactional: true, Records: records})
 }
 

@@ -75,8 +75,10 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 		return kerr.NotCoordinator.Code
 	}
 	// Verification may ask another broker: no group lock is held.
+	var guard VerificationGuard
 	if verify := c.cfg.VerifyTransaction; verify != nil {
-		err := verify(ctx, TxnVerification{
+		var err error
+		guard, err = verify(ctx, TxnVerification{
 			TransactionalID: req.TransactionalID,
 			ProducerID:      req.ProducerID,
 			ProducerEpoch:   req.ProducerEpoch,
@@ -129,7 +131,7 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 	if len(records) == 0 {
 		return 0
 	}
-	base, code := c.appendTxnOffsets(ctx, g.partition, req.ProducerID, req.ProducerEpoch, records)
+	base, code := c.appendTxnOffsets(ctx, g.partition, req.ProducerID, req.ProducerEpoch, guard, records)
 	if code != 0 {
 		for _, w := range where {
 			codes[w[0]][w[1]] = code

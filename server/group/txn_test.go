@@ -306,9 +306,9 @@ func TestTxnOffsetCommitErrors(t *testing.T) {
 	var verifyErr error
 	h := newHarness(t, func(c *Config) {
 		c.TopicPartitionExists = func(topic string, p int32) bool { return topic != "missing" && p < 6 }
-		c.VerifyTransaction = func(_ context.Context, v TxnVerification) error {
+		c.VerifyTransaction = func(_ context.Context, v TxnVerification) (VerificationGuard, error) {
 			verified = append(verified, v)
-			return verifyErr
+			return 77, verifyErr
 		}
 	})
 	ctx := context.Background()
@@ -321,6 +321,10 @@ func TestTxnOffsetCommitErrors(t *testing.T) {
 	want := TxnVerification{TransactionalID: "txn", ProducerID: 7, ProducerEpoch: 3, Partition: h.c.PartitionFor("g")}
 	if len(verified) != 1 || verified[0] != want {
 		t.Fatalf("verification %+v, want %+v", verified, want)
+	}
+	// The append carries the guard the verification handed back.
+	if g := h.log.Guards; len(g) != 1 || g[0] != 77 {
+		t.Fatalf("guards the appends carried: %v, want [77]", g)
 	}
 	// Nothing known: answered without reaching the group, none created.
 	if codes := commit(txnCommitRequest(3, "nogroup", 7, "missing", map[int32]int64{0: 1})); codes[0] != kerr.UnknownTopicOrPartition.Code {
