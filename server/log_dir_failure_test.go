@@ -105,6 +105,9 @@ func TestLogDirFailureServed(t *testing.T) {
 		t.Errorf("offline gauges: %v dirs, %v replicas", gauges["kafka_log_logmanager_offlinelogdirectorycount"], gauges["kafka_server_replicamanager_offlinereplicacount"])
 	}
 
+	// The broker closes its session before it halts; the stubbed halt
+	// leaves Run to find the session closed.
+	db.sessionClosed = true
 	db.b.logs.MarkDirOffline(b, &os.PathError{Op: "write", Path: b, Err: os.ErrInvalid})
 	select {
 	case code := <-halted:

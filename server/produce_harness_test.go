@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kbroker/kbroker/config"
 	"github.com/kbroker/kbroker/logstore"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // dataBroker is a broker on a loopback port over a log dir that outlives
@@ -23,6 +25,9 @@ type dataBroker struct {
 	b    *Broker
 	addr string
 	stop func()
+	// sessionClosed is set by a test that closes the broker's session
+	// itself: Run may then end with zkstore.ErrConnectionClosed.
+	sessionClosed bool
 }
 
 func startDataBroker(t *testing.T, dir string, extra ...string) *dataBroker {
@@ -58,7 +63,7 @@ func startDataBroker(t *testing.T, dir string, extra ...string) *dataBroker {
 		cancel()
 		select {
 		case err := <-done:
-			if err != nil {
+			if err != nil && !(db.sessionClosed && errors.Is(err, zkstore.ErrConnectionClosed)) {
 				t.Errorf("broker run: %v", err)
 			}
 		case <-time.After(10 * time.Second):
