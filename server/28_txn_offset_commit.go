@@ -62,9 +62,6 @@ func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, v group.TxnVerificat
 		return 0, err
 	}
 	tp := TopicPartition{offsetsTopic, v.Partition}
-	if err := b.verifyTransaction(ctx, v.TransactionalID, v.ProducerID, v.ProducerEpoch, []TopicPartition{tp}, v.Abortable)[tp]; err != nil {
-		p.AbandonTxnVerification(v.ProducerID, started.Guard)
-		return 0, err
-	}
-	return group.VerificationGuard(started.Guard), nil
+	confirmed := b.confirmGuarded(ctx, v.TransactionalID, v.ProducerID, v.ProducerEpoch, []guardedPartition{{tp, p, started.Guard}}, v.Abortable)[tp]
+	return group.VerificationGuard(confirmed.guard), confirmed.err
 }

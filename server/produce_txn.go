@@ -23,13 +23,8 @@ type verifiedPartition struct {
 // that need no check are absent from the result; so are those that will
 // fail before the append anyway (not led here, malformed records).
 func (b *Broker) verifyProduce(ctx context.Context, r *kmsg.ProduceRequest, version int16) map[TopicPartition]verifiedPartition {
-	type pending struct {
-		tp    TopicPartition
-		p     *replica.Partition
-		guard uint64
-	}
 	var (
-		todo          []pending
+		todo          []guardedPartition
 		producerID    int64 = -1
 		producerEpoch int16
 	)
@@ -56,25 +51,50 @@ func (b *Broker) verifyProduce(ctx context.Context, r *kmsg.ProduceRequest, vers
 			if err != nil || !v.Needed {
 				continue
 			}
-			todo = append(todo, pending{TopicPartition{rt.Topic, rp.Partition}, p, v.Guard})
+			todo = append(todo, guardedPartition{TopicPartition{rt.Topic, rp.Partition}, p, v.Guard})
 		}
 	}
 	if len(todo) == 0 {
 		return nil
 	}
-	tps := make([]TopicPartition, len(todo))
-	for i, pd := range todo {
-		tps[i] = pd.tp
+	out := b.confirmGuarded(ctx, *r.TransactionID, producerID, producerEpoch, todo, version >= 11)
+	for tp, v := range out {
+		if v.err != nil {
+			out[tp] = verifiedPartition{err: produceVerificationError(v.err)}
+		}
 	}
-	errs := b.verifyTransaction(ctx, *r.TransactionID, producerID, producerEpoch, tps, version >= 11)
+	return out
+}
+
+// guardedPartition is a partition led here whose leader handed out a
+// KIP-890 guard (Partition.StartTxnVerification) for the producer's next
+// transactional batch.
+type guardedPartition struct {
+	tp    TopicPartition
+	p     *replica.Partition
+	guard uint64
+}
+
+// confirmGuarded asks the transaction coordinator about every guarded
+// partition in one request (verifyTransaction). A confirmed partition
+// keeps its guard for the append; one the coordinator did not confirm has
+// its guard withdrawn and carries the coordinator's error, as
+// verifyTransaction reports it. Produce and TxnOffsetCommit both verify
+// through it.
+func (b *Broker) confirmGuarded(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, todo []guardedPartition, abortable bool) map[TopicPartition]verifiedPartition {
+	tps := make([]TopicPartition, len(todo))
+	for i, g := range todo {
+		tps[i] = g.tp
+	}
+	errs := b.verifyTransaction(ctx, transactionalID, producerID, producerEpoch, tps, abortable)
 	out := make(map[TopicPartition]verifiedPartition, len(todo))
-	for _, pd := range todo {
-		if err := errs[pd.tp]; err != nil {
-			pd.p.AbandonTxnVerification(producerID, pd.guard)
-			out[pd.tp] = verifiedPartition{err: produceVerificationError(err)}
+	for _, g := range todo {
+		if err := errs[g.tp]; err != nil {
+			g.p.AbandonTxnVerification(producerID, g.guard)
+			out[g.tp] = verifiedPartition{err: err}
 			continue
 		}
-		out[pd.tp] = verifiedPartition{guard: pd.guard}
+		out[g.tp] = verifiedPartition{guard: g.guard}
 	}
 	return out
 }
