@@ -47,6 +47,9 @@ type Partition struct {
 	// offline is set, under mu, once the partition's log dir failed: it
 	// takes no role again in this process (Kafka's HostedPartition.Offline).
 	offline atomic.Bool
+	// suspended is set, under mu, while a leadership is suspended
+	// (partition_suspend.go); read without mu by Metadata.
+	suspended atomic.Bool
 }
 
 // DelayedOperations completes the delayed produces and fetches waiting on
@@ -209,6 +212,7 @@ func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
 		clear(p.verifications)
 	}
 	p.leader = true
+	p.suspended.Store(false)
 	p.highWatermarkMovedLocked()
 	return true
 }
@@ -232,6 +236,7 @@ func (p *Partition) BecomeFollower(leader, leaderEpoch int32) bool {
 		return false
 	}
 	p.leader = false
+	p.suspended.Store(false)
 	p.wakeLocked()
 	return true
 }
@@ -245,6 +250,7 @@ func (p *Partition) Stop() {
 		p.leaderState.Resign()
 		p.leader = false
 	}
+	p.suspended.Store(false)
 	p.wakeLocked()
 }
 
@@ -259,6 +265,7 @@ func (p *Partition) MarkOffline() {
 		p.leaderState.Resign()
 		p.leader = false
 	}
+	p.suspended.Store(false)
 	p.wakeLocked()
 }
 
@@ -391,7 +398,7 @@ const (
 func (p *Partition) AppendAsLeader(batches []logstore.Batch, acks int16, rules AppendRules) (logstore.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.unlock()
-	if !p.leader {
+	if !p.leadingLocked() {
 		return logstore.AppendInfo{}, kerr.NotLeaderForPartition
 	}
 	if err := p.leaderState.CheckProduceBeforeAppend(acks); err != nil {
@@ -427,7 +434,7 @@ func (p *Partition) AppendAsLeader(batches []logstore.Batch, acks int16, rules A
 func (p *Partition) AppendMarkerAsLeader(m logstore.Marker, acks int16) (logstore.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.unlock()
-	if !p.leader {
+	if !p.leadingLocked() {
 		return logstore.AppendInfo{}, kerr.NotLeaderForPartition
 	}
 	if err := p.leaderState.CheckProduceBeforeAppend(acks); err != nil {
@@ -460,7 +467,7 @@ func (p *Partition) appendedAsLeaderLocked() {
 func (p *Partition) ProduceWaitState() ProduceWaitState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.leader {
+	if !p.leadingLocked() {
 		return ProduceWaitState{}
 	}
 	return p.leaderState.ProduceWaitState()

@@ -113,7 +113,12 @@ func (b *Broker) metadataTopic(t *Topic) kmsg.MetadataResponseTopic {
 		rp.Partition = int32(i)
 		rp.Leader, rp.LeaderEpoch = s.Leader, s.LeaderEpoch
 		rp.Replicas, rp.ISR, rp.OfflineReplicas = s.Replicas, s.ISR, s.Offline
-		if s.Leader < 0 {
+		if s.Leader == b.cfg.BrokerID && t.leadershipSuspended(int32(i)) {
+			// Most likely led elsewhere by now: clients ask another
+			// broker (server/cluster_deposed_leader.go).
+			rp.Leader = -1
+		}
+		if rp.Leader < 0 {
 			rp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
 		rt.Partitions = append(rt.Partitions, rp)

@@ -147,6 +147,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 
 		RetentionCheckInterval: cfg.LogRetentionCheckInterval,
 		ProducerIDExpiration:   cfg.ProducerIDExpiration,
+		RecoveryThreads:        int(cfg.NumRecoveryThreadsPerDataDir),
 		OnDirFailure:           b.onLogDirFailure,
 	})
 	if err != nil {

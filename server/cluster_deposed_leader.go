@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kbroker/kbroker/kafkazk"
@@ -20,20 +22,49 @@ import (
 // the new leader (KIP-951), and Metadata names the new leader. The epoch
 // fences make this safe: the state znode is the controller's decision.
 
-// partitionStateReader reads a partition's state znode and its version.
+// A leader cut off from ZooKeeper cannot read the state znode either.
+// Once it has not heard from ZooKeeper for the session timeout, its
+// session has expired (the server has not heard from it for as long), so
+// the controller has moved the leadership of every partition it led where
+// another in-sync replica was alive: the ISR followers that went quiet are
+// following that leader now. It suspends those leaderships
+// (replica.Partition.SuspendLeadership): writes are refused with
+// NOT_LEADER_OR_FOLLOWER at once instead of timing out, and Metadata names
+// no leader, so clients ask another broker, which knows the new one.
+// Kafka's leader keeps answering as leader until its session is back.
+// The first state znode read that gets through ends the suspension: with
+// a newer leader the broker follows it as above, still named at its own
+// epoch it leads again.
+
+// partitionStateReader reads a partition's state znode and its version,
+// and says how long ZooKeeper has been out of reach.
 type partitionStateReader interface {
 	PartitionState(topic string, partition int32) (kafkazk.PartitionStateZNode, int32, error)
+	// ZooKeeperSilence is how long ago this broker last heard from
+	// ZooKeeper, while its session is not usable; zero while it is.
+	ZooKeeperSilence(now time.Time) time.Duration
 }
 
 // checkDeposedLeaders runs with the leaders' ISR check, as often.
 func (b *Broker) checkDeposedLeaders(states partitionStateReader) {
 	for _, p := range b.replicas.Partitions() {
-		if !p.HasSilentIsrFollower() {
+		suspended := p.LeadershipSuspended()
+		if !suspended && !p.HasSilentIsrFollower() {
 			continue
 		}
 		s, version, err := states.PartitionState(p.Topic, p.Index)
 		if err != nil {
-			// Cut off from ZooKeeper too: its session ends the leadership.
+			if silence := states.ZooKeeperSilence(b.now()); !suspended && silence >= b.cfg.ZookeeperSessionTimeout && p.SuspendLeadership() {
+				b.logger.Warn("leadership suspended: ZooKeeper unheard for longer than the session timeout and in-sync followers silent, so another leader was most likely elected; refusing writes until ZooKeeper answers",
+					"topic", p.Topic, "partition", p.Index, "leader_epoch", p.LeaderEpoch(), "zookeeper_silence", silence.Round(time.Millisecond))
+			}
+			continue
+		}
+		if s.Leader == b.cfg.BrokerID && s.LeaderEpoch == p.LeaderEpoch() {
+			if suspended && p.ResumeLeadership(s.LeaderEpoch) {
+				b.logger.Info("leadership resumed: ZooKeeper still names this broker leader",
+					"topic", p.Topic, "partition", p.Index, "leader_epoch", s.LeaderEpoch)
+			}
 			continue
 		}
 		if s.Leader == b.cfg.BrokerID || s.LeaderEpoch <= p.LeaderEpoch() {

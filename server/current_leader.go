@@ -38,7 +38,7 @@ func (b *Broker) currentLeader(t *Topic, partition int32, code int16) (leaderHin
 			}
 		}
 	}
-	if h.ID < 0 {
+	if h.ID < 0 || h.ID == b.cfg.BrokerID && t.leadershipSuspended(partition) {
 		return leaderHint{}, false
 	}
 	return h, true

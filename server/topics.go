@@ -62,6 +62,15 @@ func (t *Topic) state(p int32) (PartitionState, bool) {
 	return t.States[p], true
 }
 
+// leadershipSuspended reports whether this broker's leadership of
+// partition p is suspended (replica.Partition.SuspendLeadership).
+func (t *Topic) leadershipSuspended(p int32) bool {
+	if p < 0 || int(p) >= len(t.Partitions) || t.Partitions[p] == nil {
+		return false
+	}
+	return t.Partitions[p].LeadershipSuspended()
+}
+
 // topic returns the named topic, or nil.
 func (b *Broker) topic(name string) *Topic {
 	return b.topicsSnap.Load().byName[name]

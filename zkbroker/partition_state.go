@@ -1,7 +1,10 @@
 package zkbroker
 
 import (
+	"time"
+
 	"github.com/kbroker/kbroker/kafkazk"
+	"github.com/kbroker/kbroker/zkstore"
 )
 
 // PartitionState reads a partition's state znode and its version (the
@@ -19,4 +22,19 @@ func (n *Node) PartitionState(topic string, partition int32) (kafkazk.PartitionS
 	}
 	s, err := kafkazk.DecodePartitionStateZNode(data)
 	return s, st.Version, err
+}
+
+// ZooKeeperSilence is how long ago this broker last heard from ZooKeeper,
+// while its session is not usable (zkstore.Session.LastHeard); zero while
+// it is, and when the client cannot tell.
+func (n *Node) ZooKeeperSilence(now time.Time) time.Duration {
+	zk, err := n.client()
+	if err != nil {
+		return 0
+	}
+	s := zk.Session()
+	if s.State == zkstore.SessionConnected || s.LastHeard.IsZero() {
+		return 0
+	}
+	return now.Sub(s.LastHeard)
 }

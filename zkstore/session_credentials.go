@@ -49,14 +49,15 @@ func handshakeTimeout(sessionTimeout time.Duration) time.Duration {
 // credentialDialer dials TCP and watches the first frame the server sends
 // on each connection, the ConnectResponse: for the session's id and
 // password (go-zookeeper keeps the password to itself) when onSession is
-// set, and to stop capping the connection's deadlines at handshake.
-func credentialDialer(onSession func(SessionCredentials), handshake time.Duration) func(network, address string, timeout time.Duration) (net.Conn, error) {
+// set, and to stop capping the connection's deadlines at handshake. onRead,
+// when set, hears of every read that brought bytes.
+func credentialDialer(onSession func(SessionCredentials), onRead func(), handshake time.Duration) func(network, address string, timeout time.Duration) (net.Conn, error) {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		c, err := net.DialTimeout(network, address, timeout)
 		if err != nil {
 			return c, err
 		}
-		return &connectResponseTap{Conn: c, onSession: onSession, handshake: handshake}, nil
+		return &connectResponseTap{Conn: c, onSession: onSession, onRead: onRead, handshake: handshake}, nil
 	}
 }
 
@@ -72,6 +73,7 @@ const maxConnectResponse = 256
 type connectResponseTap struct {
 	net.Conn
 	onSession func(SessionCredentials)
+	onRead    func()
 	handshake time.Duration
 
 	mu   sync.Mutex
@@ -110,6 +112,9 @@ func (t *connectResponseTap) capDeadline(d time.Time) time.Time {
 func (t *connectResponseTap) Read(p []byte) (int, error) {
 	n, err := t.Conn.Read(p)
 	if n > 0 {
+		if t.onRead != nil {
+			t.onRead()
+		}
 		t.observe(p[:n])
 	}
 	return n, err
@@ -160,5 +165,5 @@ func decodeConnectResponse(b []byte) (SessionCredentials, bool) {
 // (the test harness's): it gives up on a handshake the server does not
 // answer within a third of sessionTimeout.
 func HandshakeDialer(sessionTimeout time.Duration) func(network, address string, timeout time.Duration) (net.Conn, error) {
-	return credentialDialer(nil, handshakeTimeout(sessionTimeout))
+	return credentialDialer(nil, nil, handshakeTimeout(sessionTimeout))
 }

@@ -3,6 +3,7 @@ package zkstore
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Client is the part of ZooKeeper the controller and broker registration
@@ -132,6 +133,12 @@ func (s SessionState) String() string {
 type Session struct {
 	ID    int64
 	State SessionState
+	// LastHeard is when the client last received anything from the
+	// server: the server cannot have heard from it much later either, so
+	// once the session timeout has passed since, the session has expired
+	// or is about to, although the client learns so only when it gets
+	// through again. The zero time when the client cannot tell.
+	LastHeard time.Time
 }
 
 // Op is one operation of a Multi: *opCreate, *opSet, *opDelete, *opCheck.

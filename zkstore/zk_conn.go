@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -23,6 +24,9 @@ type Conn struct {
 
 	mu      sync.Mutex
 	session Session // State only; the id comes from conn
+	// lastHeard is when a read last brought bytes from the server, in
+	// Unix nanoseconds (the dialer's connections report every read).
+	lastHeard atomic.Int64
 }
 
 var _ Client = (*Conn)(nil)
@@ -67,7 +71,7 @@ func Dial(ctx context.Context, connect string, sessionTimeout time.Duration, log
 		zk.WithLogger(slogPrintf{log}),
 		zk.WithLogInfo(false),
 		zk.WithEventCallback(c.onEvent),
-		zk.WithDialer(credentialDialer(o.onSession, handshakeTimeout(sessionTimeout))))
+		zk.WithDialer(credentialDialer(o.onSession, c.heard, handshakeTimeout(sessionTimeout))))
 	if err != nil {
 		return nil, err
 	}
@@ -148,8 +152,14 @@ func (c *Conn) Session() Session {
 	if s.State == SessionConnected && c.conn != nil {
 		s.ID = c.conn.SessionID()
 	}
+	if ns := c.lastHeard.Load(); ns != 0 {
+		s.LastHeard = time.Unix(0, ns)
+	}
 	return s
 }
+
+// heard records a read from the server (Session.LastHeard).
+func (c *Conn) heard() { c.lastHeard.Store(time.Now().UnixNano()) }
 
 func (c *Conn) SessionChanged() <-chan struct{} { return c.changed }
 

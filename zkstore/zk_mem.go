@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Mem is ZooKeeper in one process: one data tree, any number of sessions
@@ -117,6 +118,9 @@ func (z *Mem) Reconnect(c *MemConn) { z.setState(c, SessionConnected) }
 func (z *Mem) setState(c *MemConn, s SessionState) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	if c.session.State == SessionConnected && s != SessionConnected {
+		c.session.LastHeard = time.Now()
+	}
 	c.session.State = s
 	c.signal()
 }

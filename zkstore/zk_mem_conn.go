@@ -3,6 +3,7 @@ package zkstore
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // MemConn is one client session of a Mem. Its fields are guarded by
@@ -38,7 +39,11 @@ func (c *MemConn) usableLocked() error {
 func (c *MemConn) Session() Session {
 	c.z.mu.Lock()
 	defer c.z.mu.Unlock()
-	return c.session
+	s := c.session
+	if s.State == SessionConnected {
+		s.LastHeard = time.Now()
+	}
+	return s
 }
 
 func (c *MemConn) SessionChanged() <-chan struct{} { return c.changed }

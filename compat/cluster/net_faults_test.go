@@ -260,6 +260,22 @@ func testNetLeaderCutFromZooKeeper(t *testing.T, isController bool) {
 		waitMetadataLeader(t, nc.Broker(id).Addr, topic, 0, next.Leader, 15*time.Second)
 	}
 	np := probes.mustRefuse(t, "old leader cut from ZooKeeper", oldAddr, 0, 4*time.Second)
+	// Its session timeout after it last heard from ZooKeeper, the old
+	// leader suspends its leaderships: it refuses at once and names no
+	// leader, so clients ask the other brokers.
+	waitUntil(t, sessionTimeout, "the old leader refuses with NOT_LEADER_OR_FOLLOWER and names no leader", func() error {
+		if r := probes.send(oldAddr, 0); r.err != nil || r.code != kerr.NotLeaderForPartition.Code {
+			return errors.New(r.String())
+		}
+		v, err := metadataView(oldAddr, topic)
+		if err != nil {
+			return err
+		}
+		if v[0].Leader != -1 {
+			return fmt.Errorf("its Metadata shows %v", v[0])
+		}
+		return nil
+	})
 	waitProgress(t, p, "writes go on at the new leaders", 30*time.Second, 0, 1, 2)
 	probes.waitAccepted(t, "the new leader of partition 0 takes writes", nc.Broker(next.Leader).Addr, 0, 10*time.Second)
 
@@ -406,7 +422,11 @@ func TestNetControllerCutFromBrokers(t *testing.T) {
 			if len(s.ISR) != 2 || slices.Contains(s.ISR, ctrl) || s.Leader == ctrl {
 				return fmt.Errorf("partition %d: %+v", part, s)
 			}
-			if r := probes.send(nc.Broker(s.Leader).Addr, part); r.err != nil || r.code != 0 {
+			leader := nc.Broker(s.Leader)
+			if leader == nil {
+				return fmt.Errorf("partition %d: leader %d is none of the brokers: %+v", part, s.Leader, s)
+			}
+			if r := probes.send(leader.Addr, part); r.err != nil || r.code != 0 {
 				return fmt.Errorf("partition %d at its leader %d: %v", part, s.Leader, r)
 			}
 			moved[part] = time.Since(cut).Round(time.Millisecond)
