@@ -149,13 +149,13 @@ var brokerDefs = []brokerDef{
 	{"replica.socket.timeout.ms", "30000", tInt, false, ms(func(c *Config) *time.Duration { return &c.ReplicaSocketTimeout }, nil)},
 	{"replica.high.watermark.checkpoint.interval.ms", "5000", tLong, false, ms(func(c *Config) *time.Duration { return &c.ReplicaHighWatermarkCheckpointInterval }, nil)},
 	{"num.replica.fetchers", "1", tInt, false, i32(func(c *Config) *int32 { return &c.NumReplicaFetchers }, atLeast(1))},
+	{"num.recovery.threads.per.data.dir", "1", tInt, false, i32(func(c *Config) *int32 { return &c.NumRecoveryThreadsPerDataDir }, atLeast(1))},
 
 	// Accepted so that Kafka's own server.properties loads without warnings,
 	// and ignored: goroutines replace Kafka's network and IO thread pools,
-	// recovery runs per log, and the kernel sizes socket buffers.
+	// and the kernel sizes socket buffers.
 	{"num.network.threads", "3", tInt, false, check(tInt, atLeast(1))},
 	{"num.io.threads", "8", tInt, false, check(tInt, atLeast(1))},
-	{"num.recovery.threads.per.data.dir", "1", tInt, false, check(tInt, atLeast(1))},
 	{"socket.send.buffer.bytes", "102400", tInt, false, check(tInt, nil)},
 	{"socket.receive.buffer.bytes", "102400", tInt, false, check(tInt, nil)},
 

@@ -126,6 +126,7 @@ type Config struct {
 	ReplicaSocketTimeout                   time.Duration
 	ReplicaHighWatermarkCheckpointInterval time.Duration
 	NumReplicaFetchers                     int32
+	NumRecoveryThreadsPerDataDir           int32 // num.recovery.threads.per.data.dir
 
 	// AuthorizerClassName is authorizer.class.name; empty lets every
 	// request through, as Kafka without an authorizer does.

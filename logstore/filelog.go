@@ -66,7 +66,8 @@ type FileLog struct {
 	producers producerTable
 	snapshots []int64
 	// txnRebuild marks, while the log loads, the segments recovery read
-	// again: the producer-state replay rebuilds their transaction index.
+	// again that hold transaction markers: the producer-state replay
+	// rebuilds their transaction index.
 	txnRebuild map[*segment]bool
 
 	flushMu    sync.Mutex // serialises flushes so the recovery point only grows

@@ -39,7 +39,13 @@ func (l *FileLog) load(opts FileLogOptions) error {
 		epochs = nil
 	}
 	l.epochs.entries = epochs
-	onBatch := func(h *BatchHeader) { l.epochs.assignFromBatch(h) }
+	// markers: the segment being recovered holds a transaction marker,
+	// so its transaction index (reset by the recovery) needs rebuilding.
+	markers := false
+	onBatch := func(h *BatchHeader) {
+		l.epochs.assignFromBatch(h)
+		markers = markers || h.IsControl()
+	}
 	for i := 0; i < len(l.segments); i++ {
 		s := l.segments[i]
 		// A segment may hold unflushed data when it holds the recovery
@@ -59,14 +65,20 @@ func (l *FileLog) load(opts FileLogOptions) error {
 		if !needRecover {
 			continue
 		}
+		markers = false
 		truncated, err := s.recover(interval, onBatch)
 		if err != nil {
 			return err
 		}
-		if l.txnRebuild == nil {
-			l.txnRebuild = map[*segment]bool{}
+		// Only an abort marker puts an entry in a segment's transaction
+		// index: without markers it stays empty, and the replay that
+		// rebuilds it (a second walk of the segment) is skipped.
+		if markers {
+			if l.txnRebuild == nil {
+				l.txnRebuild = map[*segment]bool{}
+			}
+			l.txnRebuild[s] = true
 		}
-		l.txnRebuild[s] = true
 		if truncated {
 			l.logger.Warn("truncated torn segment tail", "segment", s.baseOffset, "next_offset", s.nextOffset)
 			for _, later := range l.segments[i+1:] {

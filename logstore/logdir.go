@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -130,6 +131,13 @@ func (m *Manager) loadDir(d *logDir) error {
 	if err != nil {
 		return err
 	}
+	type opening struct {
+		key partitionKey
+		dir string
+		log *FileLog
+		err error
+	}
+	var todo []*opening
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -150,24 +158,46 @@ func (m *Manager) loadDir(d *logDir) error {
 		if prev, dup := m.logs[key]; dup {
 			return fmt.Errorf("partition %s-%d is in both %s and %s", topic, part, prev.dir.path, d.path)
 		}
-		dir := filepath.Join(d.path, name)
-		l, err := OpenFileLog(dir, m.opts.Defaults, FileLogOptions{
-			RecoveryPoint:  rp[key],
-			LogStartOffset: ls[key],
-			CleanShutdown:  d.cleanShutdown,
-			Logger:         m.opts.Logger,
+		todo = append(todo, &opening{key: key, dir: filepath.Join(d.path, name)})
+	}
+	// After an unclean shutdown each log re-reads its unflushed segments;
+	// num.recovery.threads.per.data.dir logs are opened at a time, as in
+	// Kafka's LogManager.loadLogs.
+	next := make(chan *opening)
+	var wg sync.WaitGroup
+	for range max(m.opts.RecoveryThreads, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for o := range next {
+				o.log, o.err = OpenFileLog(o.dir, m.opts.Defaults, FileLogOptions{
+					RecoveryPoint:  rp[o.key],
+					LogStartOffset: ls[o.key],
+					CleanShutdown:  d.cleanShutdown,
+					Logger:         m.opts.Logger,
 
-			OnStorageFailure:     m.logFailed(d),
-			ProducerIDExpiration: m.opts.ProducerIDExpiration,
-		})
-		if err != nil {
-			return err
+					OnStorageFailure:     m.logFailed(d),
+					ProducerIDExpiration: m.opts.ProducerIDExpiration,
+				})
+			}
+		}()
+	}
+	for _, o := range todo {
+		next <- o
+	}
+	close(next)
+	wg.Wait()
+	for _, o := range todo {
+		if o.err != nil {
+			return o.err
 		}
-		id, _, err := readPartitionMetadata(dir)
+	}
+	for _, o := range todo {
+		id, _, err := readPartitionMetadata(o.dir)
 		if err != nil {
-			m.logger.Warn("unreadable partition.metadata", "dir", dir, "err", err)
+			m.logger.Warn("unreadable partition.metadata", "dir", o.dir, "err", err)
 		}
-		m.logs[key] = &managedLog{dir: d, topicID: id, log: l}
+		m.logs[o.key] = &managedLog{dir: d, topicID: id, log: o.log}
 	}
 	m.logger.Info("loaded log dir", "dir", d.path, "partitions", len(m.logs), "clean_shutdown", d.cleanShutdown)
 	return nil

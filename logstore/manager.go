@@ -30,6 +30,9 @@ type ManagerOptions struct {
 	FlushCheckInterval time.Duration
 	// CheckpointInterval is log.flush.offset.checkpoint.interval.ms (60 s).
 	CheckpointInterval time.Duration
+	// RecoveryThreads is num.recovery.threads.per.data.dir: how many logs
+	// of a dir open at once at start-up (at least 1).
+	RecoveryThreads int
 	// ProducerIDExpiration is producer.id.expiration.ms (one day).
 	ProducerIDExpiration time.Duration
 	// OnDirFailure hears of each log dir going offline after a storage

@@ -90,12 +90,73 @@ func readBatchAt(f *os.File, pos, end int64, buf []byte) (Batch, []byte, error) 
 	if _, err := f.ReadAt(buf, pos); err != nil {
 		return Batch{}, buf, err
 	}
-	if buf[posMagic] != 2 {
-		return Batch{}, buf, fmt.Errorf("%w: magic %d", ErrUnsupportedMagic, int8(buf[posMagic]))
+	b, err := checkBatchAt(buf, pos)
+	return b, buf, err
+}
+
+// checkBatchAt validates the batch raw, read from position pos, as
+// ParseBatches does: magic 2 and the CRC.
+func checkBatchAt(raw []byte, pos int64) (Batch, error) {
+	if raw[posMagic] != 2 {
+		return Batch{}, fmt.Errorf("%w: magic %d", ErrUnsupportedMagic, int8(raw[posMagic]))
 	}
-	h := parseHeader(buf)
-	if crc32.Checksum(buf[posAttributes:], castagnoli) != h.CRC {
-		return Batch{}, buf, fmt.Errorf("%w: crc mismatch at position %d", ErrCorruptMessage, pos)
+	h := parseHeader(raw)
+	if crc32.Checksum(raw[posAttributes:], castagnoli) != h.CRC {
+		return Batch{}, fmt.Errorf("%w: crc mismatch at position %d", ErrCorruptMessage, pos)
 	}
-	return Batch{Header: h, Raw: buf}, buf, nil
+	return Batch{Header: h, Raw: raw}, nil
+}
+
+// batch reads and validates the whole batch at pos, as readBatchAt does,
+// but through the scanner's chunk: walking a segment of small batches
+// (recovery) costs a read per chunk instead of two per batch. A batch
+// larger than the chunk is read into big. The batch's Raw is valid until
+// the next call.
+func (s *headerScanner) batch(pos int64, big []byte) (Batch, []byte, error) {
+	if s.end-pos < 12 {
+		return Batch{}, big, errTornBatch
+	}
+	if !s.holds(pos, 12) {
+		if err := s.fill(pos); err != nil {
+			return Batch{}, big, err
+		}
+		if !s.holds(pos, 12) {
+			return Batch{}, big, errTornBatch
+		}
+	}
+	length := int64(int32(binary.BigEndian.Uint32(s.buf[pos-s.bufPos+8:])))
+	if length < minBatchLength || pos+12+length > s.end {
+		return Batch{}, big, errTornBatch
+	}
+	size := 12 + length
+	if size > int64(len(*s.bufp)) {
+		b, big, err := readBatchAt(s.f, pos, s.end, big)
+		return b, big, err
+	}
+	if !s.holds(pos, size) {
+		if err := s.fill(pos); err != nil {
+			return Batch{}, big, err
+		}
+		if !s.holds(pos, size) {
+			return Batch{}, big, errTornBatch
+		}
+	}
+	b, err := checkBatchAt(s.buf[pos-s.bufPos:pos-s.bufPos+size], pos)
+	return b, big, err
+}
+
+// holds reports whether the chunk in hand covers [pos, pos+n).
+func (s *headerScanner) holds(pos, n int64) bool {
+	return s.bufPos >= 0 && pos >= s.bufPos && pos+n <= s.bufPos+int64(len(s.buf))
+}
+
+// fill reads the chunk starting at pos.
+func (s *headerScanner) fill(pos int64) error {
+	n := min(int64(len(*s.bufp)), s.end-pos)
+	m, err := s.f.ReadAt((*s.bufp)[:n], pos)
+	if err != nil && err != io.EOF {
+		return err
+	}
+	s.buf, s.bufPos = (*s.bufp)[:m], pos
+	return nil
 }

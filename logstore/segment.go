@@ -190,11 +190,13 @@ func (s *segment) recover(indexInterval int64, onBatch func(h *BatchHeader)) (tr
 	}
 	s.size, s.nextOffset = 0, s.baseOffset
 	s.maxTimestamp, s.offsetOfMaxTimestamp, s.rollingTimestamp = -1, -1, -1
-	var buf []byte
+	sc := newHeaderScanner(s.log, end)
+	defer sc.release()
+	var big []byte
 	pos := int64(0)
 	for pos < end {
 		var b Batch
-		b, buf, err = readBatchAt(s.log, pos, end, buf)
+		b, big, err = sc.batch(pos, big)
 		if err == nil {
 			h := &b.Header
 			if h.BaseOffset < s.nextOffset || h.LastOffset()-s.baseOffset > 1<<31-1 || h.NumRecords < 0 {
