@@ -387,12 +387,19 @@ func mapZKErr(err error) error {
 }
 
 // slogPrintf routes go-zookeeper's Printf logging to slog at debug level:
-// it reports every reconnect attempt, which is noise at info.
+// it reports every reconnect attempt, which is noise at info. Why a
+// connection ended ("recv loop terminated: ...", once per connection) is a
+// warning: a session that expires while the broker was busy otherwise
+// leaves no trace of what the client saw.
 type slogPrintf struct{ log *slog.Logger }
 
 func (l slogPrintf) Printf(format string, args ...any) {
 	if l.log == nil {
 		return
 	}
-	l.log.Debug(fmt.Sprintf(format, args...), "component", "zookeeper")
+	level := slog.LevelDebug
+	if strings.Contains(format, "loop terminated") {
+		level = slog.LevelWarn
+	}
+	l.log.Log(context.Background(), level, "zookeeper client: "+fmt.Sprintf(format, args...), "component", "zookeeper")
 }
