@@ -37,27 +37,34 @@ import (
 // epoch it leads again.
 
 // partitionStateReader reads a partition's state znode and its version,
-// and says how long ZooKeeper has been out of reach.
+// and says whether ZooKeeper is in reach.
 type partitionStateReader interface {
 	PartitionState(topic string, partition int32) (kafkazk.PartitionStateZNode, int32, error)
-	// ZooKeeperSilence is how long ago this broker last heard from
-	// ZooKeeper, while its session is not usable; zero while it is.
-	ZooKeeperSilence(now time.Time) time.Duration
+	// ZooKeeperSilence reports whether the broker's session is usable
+	// and, when it is not, how long ago the broker last heard from
+	// ZooKeeper.
+	ZooKeeperSilence(now time.Time) (silence time.Duration, connected bool)
 }
 
 // checkDeposedLeaders runs with the leaders' ISR check, as often.
 func (b *Broker) checkDeposedLeaders(states partitionStateReader) {
+	silence, connected := states.ZooKeeperSilence(b.now())
 	for _, p := range b.replicas.Partitions() {
 		suspended := p.LeadershipSuspended()
 		if !suspended && !p.HasSilentIsrFollower() {
 			continue
 		}
-		s, version, err := states.PartitionState(p.Topic, p.Index)
-		if err != nil {
-			if silence := states.ZooKeeperSilence(b.now()); !suspended && silence >= b.cfg.ZookeeperSessionTimeout && p.SuspendLeadership() {
+		if !connected {
+			// No read is tried: without a session each one waits out a
+			// reconnect attempt (seconds), partition after partition.
+			if !suspended && silence >= b.cfg.ZookeeperSessionTimeout && p.SuspendLeadership() {
 				b.logger.Warn("leadership suspended: ZooKeeper unheard for longer than the session timeout and in-sync followers silent, so another leader was most likely elected; refusing writes until ZooKeeper answers",
 					"topic", p.Topic, "partition", p.Index, "leader_epoch", p.LeaderEpoch(), "zookeeper_silence", silence.Round(time.Millisecond))
 			}
+			continue
+		}
+		s, version, err := states.PartitionState(p.Topic, p.Index)
+		if err != nil {
 			continue
 		}
 		if s.Leader == b.cfg.BrokerID && s.LeaderEpoch == p.LeaderEpoch() {

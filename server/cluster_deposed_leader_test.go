@@ -22,11 +22,11 @@ type stateZNodes struct {
 	silence time.Duration
 }
 
-func (z *stateZNodes) ZooKeeperSilence(time.Time) time.Duration {
+func (z *stateZNodes) ZooKeeperSilence(time.Time) (time.Duration, bool) {
 	if !z.cut {
-		return 0
+		return 0, true
 	}
-	return z.silence
+	return z.silence, false
 }
 
 func (z *stateZNodes) PartitionState(topic string, partition int32) (kafkazk.PartitionStateZNode, int32, error) {
@@ -153,6 +153,9 @@ func TestLeaderCutFromZooKeeperSuspendsLeadership(t *testing.T) {
 	b.checkDeposedLeaders(zk)
 	if !p.LeadershipSuspended() || !p.IsLeader() || p.LeaderEpoch() != 5 {
 		t.Fatalf("after the session timeout: suspended %v, leader %v, epoch %d", p.LeadershipSuspended(), p.IsLeader(), p.LeaderEpoch())
+	}
+	if zk.reads != 0 {
+		t.Fatalf("%d state znode reads tried without a session: each would wait out a reconnect attempt", zk.reads)
 	}
 	resp := handle[*kmsg.ProduceResponse](t, b, producePartition1(t, 1, 1))
 	if rp := resp.Topics[0].Partitions[0]; rp.ErrorCode != kerr.NotLeaderForPartition.Code || rp.CurrentLeader.LeaderID != -1 {

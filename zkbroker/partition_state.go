@@ -24,17 +24,20 @@ func (n *Node) PartitionState(topic string, partition int32) (kafkazk.PartitionS
 	return s, st.Version, err
 }
 
-// ZooKeeperSilence is how long ago this broker last heard from ZooKeeper,
-// while its session is not usable (zkstore.Session.LastHeard); zero while
-// it is, and when the client cannot tell.
-func (n *Node) ZooKeeperSilence(now time.Time) time.Duration {
+// ZooKeeperSilence reports whether this broker's ZooKeeper session is
+// usable and, when it is not, how long ago the broker last heard from
+// ZooKeeper (zkstore.Session.LastHeard; zero when the client cannot tell).
+func (n *Node) ZooKeeperSilence(now time.Time) (time.Duration, bool) {
 	zk, err := n.client()
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	s := zk.Session()
-	if s.State == zkstore.SessionConnected || s.LastHeard.IsZero() {
-		return 0
+	if s.State == zkstore.SessionConnected {
+		return 0, true
 	}
-	return now.Sub(s.LastHeard)
+	if s.LastHeard.IsZero() {
+		return 0, false
+	}
+	return now.Sub(s.LastHeard), false
 }
