@@ -20,6 +20,13 @@ func mkBatch(t testing.TB, n int, ts int64, keys ...string) Batch {
 			}
 		}
 	}
+	return plainBatch(t, recs)
+}
+
+// plainBatch encodes recs as one batch without a producer, parsed as
+// appends take it.
+func plainBatch(t testing.TB, recs []Record) Batch {
+	t.Helper()
 	b, err := EncodeBatch(BatchOptions{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
 	if err != nil {
 		t.Fatal(err)

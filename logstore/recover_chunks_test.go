@@ -21,15 +21,7 @@ func TestFileLogRecoveryAcrossChunks(t *testing.T) {
 			recs[i] = Record{Value: v}
 			want = append(want, v)
 		}
-		b, err := EncodeBatch(BatchOptions{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bs, err := ParseBatches(b.Raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := l.AppendAsLeader(bs, 0, -1); err != nil {
+		if _, err := l.AppendAsLeader([]Batch{plainBatch(t, recs)}, 0, -1); err != nil {
 			t.Fatal(err)
 		}
 	}

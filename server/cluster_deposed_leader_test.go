@@ -41,17 +41,25 @@ func (z *stateZNodes) PartitionState(topic string, partition int32) (kafkazk.Par
 	return s, 9, nil
 }
 
-// A leader whose follower went quiet reads the state znode: while it
-// still names this broker, or an epoch it already has, nothing changes;
-// once it names another leader at a newer epoch the broker follows it,
-// Metadata names it and a produce is sent there (KIP-951).
-func TestDeposedLeaderFollowsZooKeeper(t *testing.T) {
+// leaderOfPartition1 is a broker on a fake clock leading partition 1 of
+// "t" at epoch 5 with follower 2, holding two records.
+func leaderOfPartition1(t *testing.T) (*Broker, *clocktest.Fake) {
+	t.Helper()
 	b := newClusterBroker(t)
 	clock := clocktest.NewFake(time.UnixMilli(1_700_000_000_000))
 	b.now = clock.Now
 	handle[*kmsg.LeaderAndISRResponse](t, b, leaderAndIsr(3, leaderTopicID, laiState(1, 1, 5)))
 	handle[*kmsg.UpdateMetadataResponse](t, b, updateMetadata(3, leaderTopicID, umState(1, 1, 5)))
 	produceTwo(t, b)
+	return b, clock
+}
+
+// A leader whose follower went quiet reads the state znode: while it
+// still names this broker, or an epoch it already has, nothing changes;
+// once it names another leader at a newer epoch the broker follows it,
+// Metadata names it and a produce is sent there (KIP-951).
+func TestDeposedLeaderFollowsZooKeeper(t *testing.T) {
+	b, clock := leaderOfPartition1(t)
 	tp := kafkazk.TopicPartition{Topic: "t", Partition: 1}
 	zk := &stateZNodes{states: map[kafkazk.TopicPartition]kafkazk.PartitionStateZNode{
 		tp: {Leader: 2, LeaderEpoch: 6, ISR: []int32{2}, ControllerEpoch: 4},
@@ -84,16 +92,8 @@ func TestDeposedLeaderFollowsZooKeeper(t *testing.T) {
 	if rp.ErrorCode != kerr.NotLeaderForPartition.Code || rp.CurrentLeader.LeaderID != 2 || rp.CurrentLeader.LeaderEpoch != 6 {
 		t.Errorf("produce to the deposed leader: %s, current leader %+v", kerr.ErrorForCode(rp.ErrorCode), rp.CurrentLeader)
 	}
-	mreq := kmsg.NewPtrMetadataRequest()
-	mreq.Version = 12
-	mt := kmsg.NewMetadataRequestTopic()
-	mt.Topic = kmsg.StringPtr("t")
-	mreq.Topics = []kmsg.MetadataRequestTopic{mt}
-	meta := handle[*kmsg.MetadataResponse](t, b, mreq)
-	for _, mp := range meta.Topics[0].Partitions {
-		if mp.Partition == 1 && (mp.Leader != 2 || mp.LeaderEpoch != 6) {
-			t.Errorf("Metadata names leader %d at epoch %d", mp.Leader, mp.LeaderEpoch)
-		}
+	if mp := metadataPartition1(t, b); mp.Leader != 2 || mp.LeaderEpoch != 6 {
+		t.Errorf("Metadata names leader %d at epoch %d", mp.Leader, mp.LeaderEpoch)
 	}
 }
 
@@ -124,12 +124,7 @@ func metadataPartition1(t *testing.T, b *Broker) kmsg.MetadataResponseTopicParti
 // it at its epoch, it leads again; when ZooKeeper names a newer leader, it
 // follows that one.
 func TestLeaderCutFromZooKeeperSuspendsLeadership(t *testing.T) {
-	b := newClusterBroker(t)
-	clock := clocktest.NewFake(time.UnixMilli(1_700_000_000_000))
-	b.now = clock.Now
-	handle[*kmsg.LeaderAndISRResponse](t, b, leaderAndIsr(3, leaderTopicID, laiState(1, 1, 5)))
-	handle[*kmsg.UpdateMetadataResponse](t, b, updateMetadata(3, leaderTopicID, umState(1, 1, 5)))
-	produceTwo(t, b)
+	b, clock := leaderOfPartition1(t)
 	p := b.replicas.Get("t", 1)
 	tp := kafkazk.TopicPartition{Topic: "t", Partition: 1}
 	zk := &stateZNodes{cut: true, silence: b.cfg.ZookeeperSessionTimeout, states: map[kafkazk.TopicPartition]kafkazk.PartitionStateZNode{}}
