@@ -111,10 +111,19 @@ func TestChaosSeeded(t *testing.T) {
 			i++
 			time.Sleep(min(o.Gap, f.Hold))
 			second := d.inject(o, first.broker)
-			time.Sleep(time.Until(first.start.Add(f.Hold)))
-			d.heal(first)
-			time.Sleep(time.Until(second.start.Add(o.Hold)))
-			d.heal(second)
+			// Each is healed when its hold ends, the one due first first:
+			// a short fault that started second is not held until the
+			// first's heal.
+			pair := []injected{first, second}
+			due := []time.Time{first.start.Add(f.Hold), second.start.Add(o.Hold)}
+			if due[1].Before(due[0]) {
+				pair[0], pair[1] = pair[1], pair[0]
+				due[0], due[1] = due[1], due[0]
+			}
+			for k := range pair {
+				time.Sleep(time.Until(due[k]))
+				d.heal(pair[k])
+			}
 		} else {
 			time.Sleep(f.Hold)
 			d.heal(first)
