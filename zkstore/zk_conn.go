@@ -401,5 +401,7 @@ func (l slogPrintf) Printf(format string, args ...any) {
 	if strings.Contains(format, "loop terminated") {
 		level = slog.LevelWarn
 	}
-	l.log.Log(context.Background(), level, "zookeeper client: "+fmt.Sprintf(format, args...), "component", "zookeeper")
+	// The message names the client; the logger already carries the
+	// broker's component, and a second "component" key would repeat it.
+	l.log.Log(context.Background(), level, "zookeeper client: "+fmt.Sprintf(format, args...))
 }
