@@ -114,16 +114,13 @@ func TestChaosSeeded(t *testing.T) {
 			// Each is healed when its hold ends, the one due first first:
 			// a short fault that started second is not held until the
 			// first's heal.
-			pair := []injected{first, second}
-			due := []time.Time{first.start.Add(f.Hold), second.start.Add(o.Hold)}
-			if due[1].Before(due[0]) {
-				pair[0], pair[1] = pair[1], pair[0]
-				due[0], due[1] = due[1], due[0]
+			if second.due().Before(first.due()) {
+				first, second = second, first
 			}
-			for k := range pair {
-				time.Sleep(time.Until(due[k]))
-				d.heal(pair[k])
-			}
+			time.Sleep(time.Until(first.due()))
+			d.heal(first)
+			time.Sleep(time.Until(second.due()))
+			d.heal(second)
 		} else {
 			time.Sleep(f.Hold)
 			d.heal(first)
@@ -198,6 +195,9 @@ type injected struct {
 	// unknown).
 	leaders []int32
 }
+
+// due is when the fault's hold ends.
+func (in injected) due() time.Time { return in.start.Add(in.fault.Hold) }
 
 // resolve names the broker a fault hits now, other than avoid.
 func (d *chaosDriver) resolve(f chaosplan.Fault, avoid int32) int32 {
