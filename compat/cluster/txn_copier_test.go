@@ -221,13 +221,18 @@ func (c *txnCopier) copyOne(ctx context.Context, s *kgo.GroupTransactSession, re
 			}
 		})
 	}
-	if abort {
-		// Aborted records must reach the log to prove read_committed
-		// hides them; an abort of buffered records would write nothing.
-		if err := s.Client().Flush(tctx); err != nil {
-			c.noteErr("flush", err)
-			return false
-		}
+	// Every produce result is in before choosing how to end: a record
+	// the broker refused (TRANSACTION_ABORTABLE from a partition whose
+	// leader could not verify the transaction, say) is failed by kgo
+	// without failing the transaction, and End(TryCommit) would then
+	// commit the transaction without it while the group offsets move
+	// past it. Deciding on the errors seen before End's own flush did
+	// exactly that. The flush also puts the records of a deliberate
+	// abort in the log, where read_committed must hide them; an abort
+	// of buffered records would write nothing.
+	if err := s.Client().Flush(tctx); err != nil {
+		c.noteErr("flush", err)
+		return false
 	}
 	end := kgo.TryCommit
 	if abort || produceErrs.Load() > 0 {
