@@ -61,6 +61,32 @@ func UpdateIsr(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected in
 	return 0, fmt.Errorf("writing ISR of %s-%d at version %d: %w", tp.Topic, tp.Partition, expected, ErrIsrVersionConflict)
 }
 
+// UpdateIsrPastController is UpdateIsr for an ISR shrink that a leader
+// asked the controller for (AlterPartition) and then, with no answer,
+// writes itself. The controller may have made the very same change from
+// that request before it went quiet, stamped with its own epoch rather
+// than the leader's copy: a conflict whose znode holds this leader, leader
+// epoch and ISR counts as success whatever controller epoch it carries.
+// Anything else is a conflict, as for UpdateIsr.
+func UpdateIsrPastController(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected int32) (int32, error) {
+	v, err := UpdateIsr(zk, tp, s, expected)
+	if !errors.Is(err, ErrIsrVersionConflict) {
+		return v, err
+	}
+	data, st, gerr := zk.Get(PartitionStatePath(tp.Topic, tp.Partition))
+	if gerr != nil {
+		return 0, err
+	}
+	want := PartitionStateZNode(s)
+	if got, derr := DecodePartitionStateZNode(data); derr == nil {
+		want.ControllerEpoch = got.ControllerEpoch
+	}
+	if holds(data, want) {
+		return st.Version, nil
+	}
+	return 0, err
+}
+
 // ReconcileIsr finds out whether a write of s at version expected, whose
 // outcome was lost with the connection, reached ZooKeeper: applied with
 // the znode's version if the znode holds s; not applied if the znode is

@@ -48,6 +48,36 @@ func TestUpdateIsr(t *testing.T) {
 	}
 }
 
+// A shrink the leader writes itself after the controller did not answer
+// counts as done when the controller made the same change under its own
+// epoch first; any other change is a conflict.
+func TestUpdateIsrPastController(t *testing.T) {
+	h := newTestTree(t, 1, 2, 3)
+	h.createTopic("orders", map[int32][]int32{0: {1, 2, 3}})
+	h.createPartitionState("orders", 0, PartitionStateZNode{ControllerEpoch: 4, Leader: 1, LeaderEpoch: 2, ISR: []int32{1, 2, 3}})
+	tp := TopicPartition{"orders", 0}
+	shrink := LeaderAndIsr{Leader: 1, LeaderEpoch: 2, ISR: []int32{1, 3}, ControllerEpoch: 4}
+	// The controller, at epoch 5, applied the leader's request first.
+	byController := LeaderAndIsr{Leader: 1, LeaderEpoch: 2, ISR: []int32{1, 3}, ControllerEpoch: 5}
+	if _, err := UpdateIsr(h.admin, tp, byController, 0); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := UpdateIsrPastController(h.admin, tp, shrink, 0); err != nil || v != 1 {
+		t.Errorf("same change by the controller: %d %v", v, err)
+	}
+	if _, err := UpdateIsr(h.admin, tp, shrink, 0); !errors.Is(err, ErrIsrVersionConflict) {
+		t.Errorf("UpdateIsr took another controller epoch for ours: %v", err)
+	}
+	other := LeaderAndIsr{Leader: 1, LeaderEpoch: 2, ISR: []int32{1, 2}, ControllerEpoch: 4}
+	if _, err := UpdateIsrPastController(h.admin, tp, other, 0); !errors.Is(err, ErrIsrVersionConflict) {
+		t.Errorf("a different ISR at a newer version: %v", err)
+	}
+	next := LeaderAndIsr{Leader: 1, LeaderEpoch: 2, ISR: []int32{1}, ControllerEpoch: 4}
+	if v, err := UpdateIsrPastController(h.admin, tp, next, 1); err != nil || v != 2 {
+		t.Errorf("a write at the current version: %d %v", v, err)
+	}
+}
+
 // A write whose answer was lost is settled by reading the znode: applied
 // when it holds the write, not applied when still at the expected version,
 // a conflict otherwise.

@@ -252,7 +252,7 @@ func (m *Manager) RunIsrExpiration(ctx context.Context, interval time.Duration) 
 	runEvery(ctx, interval, 15*time.Second, func() {
 		// A copy, so that the ISR writes happen outside the manager's lock.
 		for _, p := range m.Partitions() {
-			p.MaybeShrinkIsr()
+			p.maybeShrinkIsrAside()
 		}
 	})
 }

@@ -50,6 +50,9 @@ type Partition struct {
 	// suspended is set, under mu, while a leadership is suspended
 	// (partition_suspend.go); read without mu by Metadata.
 	suspended atomic.Bool
+	// shrinking is set while the expiration task's check of this
+	// partition runs (maybeShrinkIsrAside).
+	shrinking atomic.Bool
 }
 
 // DelayedOperations completes the delayed produces and fetches waiting on

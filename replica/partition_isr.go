@@ -52,6 +52,22 @@ func (p *Partition) MaybeShrinkIsr() {
 	}
 }
 
+// maybeShrinkIsrAside runs MaybeShrinkIsr on a goroutine of its own,
+// unless the previous one is still running. The expiration task checks
+// every partition in turn, and an ISR write waits on ZooKeeper or the
+// controller: one partition's write to a controller that stopped answering
+// held up every other partition's check behind it, and with it their
+// acks=all writes, which waited for a silent follower to leave the ISR.
+func (p *Partition) maybeShrinkIsrAside() {
+	if !p.shrinking.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer p.shrinking.Store(false)
+		p.MaybeShrinkIsr()
+	}()
+}
+
 // writeIsr persists a proposed ISR change and applies the outcome. With no
 // writer (standalone) there is nothing to persist: the change is applied.
 func (p *Partition) writeIsr(c IsrChange) {

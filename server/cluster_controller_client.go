@@ -44,8 +44,46 @@ const alterPartitionTimeout = 10 * time.Second
 // as a version conflict does on the ZooKeeper path.
 var errAlterPartitionRefused = errors.New("AlterPartition refused")
 
+// controllerShrinkWait is how long a leader's ISR shrink waits for the
+// controller's answer before the leader writes the shrink to ZooKeeper
+// itself. A controller that is there answers within milliseconds. One
+// that stopped answering (paused, cut off from the brokers, killed with
+// its registration still in place) is replaced only once the others judge
+// it gone, seconds later; until then the silent follower stays in the ISR
+// and every acks=all write to the partition waits.
+const controllerShrinkWait = time.Second
+
+// isrShrinkWriter writes a leader's ISR shrink to ZooKeeper itself
+// (nodeControl in cluster mode).
+type isrShrinkWriter interface {
+	ShrinkIsrPastController(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error)
+}
+
+// WriteIsr sends the leader's ISR change to the controller. A shrink the
+// controller does not answer within controllerShrinkWait is written to the
+// state znode by the leader, conditional on the partition epoch it knows,
+// as leaders below inter.broker.protocol.version 2.7-IV2 write every
+// change: a version conflict still stops it if the controller changed the
+// partition meanwhile. Expansions wait for the controller: a member it
+// adds must be a live broker, which only the controller knows.
 func (w *controllerClient) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), alterPartitionTimeout)
+	direct, _ := w.b.cluster.control.(isrShrinkWriter)
+	if ch.Kind != replica.IsrShrink || direct == nil || w.b.controllerIsSelf() {
+		return w.alterPartition(alterPartitionTimeout, topic, partition, leader, ch)
+	}
+	v, err := w.alterPartition(controllerShrinkWait, topic, partition, leader, ch)
+	if !errors.Is(err, replica.ErrIsrWriteUnsent) {
+		return v, err
+	}
+	w.b.logger.Info("AlterPartition unanswered; the leader writes its ISR shrink to ZooKeeper itself",
+		"topic", topic, "partition", partition, "isr", ch.Isr, "err", err)
+	return direct.ShrinkIsrPastController(topic, partition, leader, ch)
+}
+
+// alterPartition is one AlterPartition round trip for ch, bounded by
+// timeout.
+func (w *controllerClient) alterPartition(timeout time.Duration, topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	b := w.b
 	item := controller.AlterPartitionItem{Topic: topic, Partition: partition, LeaderEpoch: ch.LeaderEpoch,

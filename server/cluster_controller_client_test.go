@@ -2,13 +2,16 @@ package server
 
 import (
 	"errors"
+	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/kbroker/kbroker/config"
 	"github.com/kbroker/kbroker/controller"
+	"github.com/kbroker/kbroker/replica"
 )
 
 // A request to a controller that stops answering ends as soon as another
@@ -83,3 +86,96 @@ func TestControllerRequestEndsWhenControllerChanges(t *testing.T) {
 type epochControl struct{ fakeControl }
 
 func (*epochControl) BrokerEpoch() int64 { return 7 }
+
+// shrinkWritingControl records the ISR shrinks a leader writes to
+// ZooKeeper itself.
+type shrinkWritingControl struct {
+	epochControl
+	mu      sync.Mutex
+	written []replica.IsrChange
+}
+
+func (c *shrinkWritingControl) ShrinkIsrPastController(_ string, _ int32, _ int32, ch replica.IsrChange) (int32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.written = append(c.written, ch)
+	return ch.PartitionEpoch + 1, nil
+}
+
+func (c *shrinkWritingControl) writes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.written)
+}
+
+// A leader's ISR shrink that the controller does not answer is written by
+// the leader itself: at once when the controller's port refuses it, after
+// controllerShrinkWait when the controller takes the request and says
+// nothing (paused, cut off). An expansion is never written past the
+// controller.
+func TestIsrShrinkWrittenPastSilentController(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = c.Read(make([]byte, 1<<16)) }()
+		}
+	}()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	port := func(addr string) int32 {
+		_, p, _ := net.SplitHostPort(addr)
+		n, _ := strconv.Atoi(p)
+		return int32(n)
+	}
+
+	control := &shrinkWritingControl{}
+	b := clusterBroker(control, nil)
+	b.cfg = &config.Config{BrokerID: 1, InterBrokerListenerName: "PLAINTEXT"}
+	b.logger = slog.New(slog.DiscardHandler)
+	ep := func(port int32) map[string]brokerEndpoint {
+		return map[string]brokerEndpoint{"PLAINTEXT": {Host: "127.0.0.1", Port: port}}
+	}
+	c := b.cluster
+	setController := func(addr string) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.brokers = map[int32]liveBroker{1: {ID: 1, Endpoints: ep(1)}, 2: {ID: 2, Endpoints: ep(port(addr))}}
+		c.controllerID = 2
+	}
+	w := &controllerClient{b: b}
+	defer w.reset()
+	shrink := replica.IsrChange{Kind: replica.IsrShrink, Isr: []int32{1, 3}, Changed: []int32{2}, LeaderEpoch: 4, PartitionEpoch: 9}
+
+	setController(closedAddr)
+	if v, err := w.WriteIsr("orders", 0, 1, shrink); err != nil || v != 10 || control.writes() != 1 {
+		t.Fatalf("shrink with the controller's port closed: version %d, %v, %d direct writes", v, err, control.writes())
+	}
+	expand := replica.IsrChange{Kind: replica.IsrExpand, Isr: []int32{1, 3, 2}, Changed: []int32{2}, LeaderEpoch: 4, PartitionEpoch: 10}
+	if _, err := w.WriteIsr("orders", 0, 1, expand); !errors.Is(err, replica.ErrIsrWriteUnsent) || control.writes() != 1 {
+		t.Fatalf("expansion with the controller's port closed: %v, %d direct writes", err, control.writes())
+	}
+
+	w.reset()
+	setController(silent.Addr().String())
+	start := time.Now()
+	v, err := w.WriteIsr("orders", 0, 1, shrink)
+	took := time.Since(start)
+	if err != nil || v != 10 || control.writes() != 2 {
+		t.Fatalf("shrink with a silent controller: version %d, %v, %d direct writes", v, err, control.writes())
+	}
+	if took < controllerShrinkWait || took > controllerShrinkWait+time.Second {
+		t.Errorf("written past the silent controller after %v, want about %v", took, controllerShrinkWait)
+	}
+}

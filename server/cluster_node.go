@@ -144,16 +144,31 @@ func (b *Broker) claimProducerIDBlock() (int64, int64, error) {
 }
 
 func (c nodeControl) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
-	v, err := c.n.UpdateIsr(topic, partition, kafkazk.LeaderAndIsr{
+	v, err := c.n.UpdateIsr(topic, partition, leaderAndIsrOf(leader, ch), ch.PartitionEpoch)
+	return v, isrWriteError(err)
+}
+
+// ShrinkIsrPastController: see zkbroker.Node.ShrinkIsrPastController.
+func (c nodeControl) ShrinkIsrPastController(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
+	v, err := c.n.ShrinkIsrPastController(topic, partition, leaderAndIsrOf(leader, ch), ch.PartitionEpoch)
+	return v, isrWriteError(err)
+}
+
+func leaderAndIsrOf(leader int32, ch replica.IsrChange) kafkazk.LeaderAndIsr {
+	return kafkazk.LeaderAndIsr{
 		Leader:          leader,
 		LeaderEpoch:     ch.LeaderEpoch,
 		ISR:             ch.Isr,
 		ControllerEpoch: ch.ControllerEpoch,
-	}, ch.PartitionEpoch)
-	if errors.Is(err, zkstore.ErrConnectionClosed) || errors.Is(err, zkstore.ErrSessionExpired) || errors.Is(err, zkbroker.ErrNotConnected) {
-		err = fmt.Errorf("%w: %w", replica.ErrIsrWriteUnsent, err)
 	}
-	return v, err
+}
+
+// isrWriteError marks an ISR write that never reached ZooKeeper as unsent.
+func isrWriteError(err error) error {
+	if errors.Is(err, zkstore.ErrConnectionClosed) || errors.Is(err, zkstore.ErrSessionExpired) || errors.Is(err, zkbroker.ErrNotConnected) {
+		return fmt.Errorf("%w: %w", replica.ErrIsrWriteUnsent, err)
+	}
+	return err
 }
 
 func (c nodeControl) RecordIsrChange(topic string, partition int32) {

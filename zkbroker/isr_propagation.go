@@ -112,6 +112,38 @@ func (n *Node) UpdateIsr(topic string, partition int32, newState kafkazk.LeaderA
 	return v, err
 }
 
+// ShrinkIsrPastController writes a leader's ISR shrink to the state znode
+// itself, conditional on expectedZkVersion, after the controller did not
+// answer its AlterPartition, and announces it at once under
+// /isr_change_notification: the controller re-reads the znode, tells every
+// broker, and takes the leader's next AlterPartition against the new
+// version. This is the leader's own write of inter.broker.protocol.version
+// below 2.7-IV2, which every ZooKeeper-mode controller still watches for;
+// the version condition fences it exactly as it fenced those leaders.
+func (n *Node) ShrinkIsrPastController(topic string, partition int32, newState kafkazk.LeaderAndIsr, expectedZkVersion int32) (int32, error) {
+	zk, err := n.client()
+	if err != nil {
+		return 0, err
+	}
+	tp := kafkazk.TopicPartition{Topic: topic, Partition: partition}
+	v, err := kafkazk.UpdateIsrPastController(zk, tp, newState, expectedZkVersion)
+	if errors.Is(err, zkstore.ErrConnectionClosed) {
+		v, err = n.reconcileIsr(tp, newState, expectedZkVersion, err)
+	}
+	if err != nil {
+		n.log.Warn("ISR shrink not written past the controller", "topic", topic, "partition", partition, "isr", newState.ISR,
+			"leaderEpoch", newState.LeaderEpoch, "expectedZkVersion", expectedZkVersion, "err", err)
+		return 0, err
+	}
+	n.log.Info("ISR shrink written to ZooKeeper by the leader: the controller did not answer", "topic", topic, "partition", partition,
+		"isr", newState.ISR, "zkVersion", v)
+	if zk, err := n.client(); err != nil || kafkazk.WriteIsrChangeNotification(zk, []kafkazk.TopicPartition{tp}) != nil {
+		// The periodic task announces it instead.
+		n.RecordIsrChange(topic, partition)
+	}
+	return v, nil
+}
+
 // reconcileIsr settles an ISR write whose connection closed before its
 // answer came: the write may have been applied. A leader that took it for
 // unsent proposed its next change against the old version, found the
