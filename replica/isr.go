@@ -38,6 +38,12 @@ type IsrChange struct {
 	LeaderEpoch     int32
 	ControllerEpoch int32
 	PartitionEpoch  int32 // the version the write is conditional on
+	// FollowersFetching, on a shrink, says that the proposed ISR keeps a
+	// follower and that every follower it keeps fetched within the last
+	// half of FollowerSilenceMax: this leader still hears from them, so
+	// it is not the broker cut off. Only then may the shrink be written
+	// without the controller (server's controllerClient).
+	FollowersFetching bool
 }
 
 func (c IsrChange) clone() IsrChange {
@@ -85,7 +91,34 @@ func (s *LeaderState) MaybeShrinkIsr(now time.Time) *IsrChange {
 		return nil
 	}
 	newIsr := slices.DeleteFunc(slices.Clone(s.isr), func(id int32) bool { return slices.Contains(out, id) })
-	return s.propose(IsrShrink, newIsr, out)
+	c := s.propose(IsrShrink, newIsr, out)
+	c.FollowersFetching = s.followersFetching(newIsr, now)
+	return c
+}
+
+// followersFetching: isr keeps a follower, and every follower in it
+// fetched within the last half of FollowerSilenceMax. A follower that is
+// behind gets its fetch answered at once and fetches again, so one that
+// is fetching is heard from every few milliseconds while records arrive;
+// when this leader is the one cut off, every follower falls silent at
+// once, and one that has not yet been judged silent has not been heard
+// from for nearly FollowerSilenceMax either.
+func (s *LeaderState) followersFetching(isr []int32, now time.Time) bool {
+	if s.cfg.FollowerSilenceMax <= 0 {
+		return false
+	}
+	heard := false
+	for _, id := range isr {
+		if id == s.localID {
+			continue
+		}
+		f, ok := s.followers[id]
+		if !ok || now.Sub(f.LastFetchTime) > s.cfg.FollowerSilenceMax/2 {
+			return false
+		}
+		heard = true
+	}
+	return heard
 }
 
 // silent: the follower is behind and has sent no fetch for

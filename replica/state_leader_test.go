@@ -511,3 +511,44 @@ func TestUnsentIsrChangeProposedAgain(t *testing.T) {
 		t.Fatal("a refused write did not block further changes")
 	}
 }
+
+// A shrink says whether the followers it keeps are still heard from: the
+// follower fetching while the other fell silent (the leader is fine, the
+// other broker is not), or every follower fading at once (the leader is
+// likelier the one cut off), or none kept at all.
+func TestShrinkTellsWhetherKeptFollowersFetch(t *testing.T) {
+	const silence = time.Second
+	cfg := LeaderConfig{ReplicaLagTimeMax: lag, MinInsyncReplicas: 1, FollowerSilenceMax: silence}
+	leader := func() *LeaderState {
+		s := NewLeaderState(1, cfg, 0, 10)
+		s.BecomeLeader(LeaderAndIsr{ControllerEpoch: 3, Leader: 1, LeaderEpoch: 5, Isr: []int32{1, 2, 3}, PartitionEpoch: 7, Replicas: []int32{1, 2, 3}}, 10, ms(0))
+		fetch(t, s, 2, 10, 100)
+		fetch(t, s, 3, 10, 100)
+		return s
+	}
+
+	s := leader()
+	appendTo(t, s, 20, 200)
+	for at := int64(250); at <= 1150; at += 100 {
+		fetch(t, s, 2, 20, at)
+	}
+	c := s.MaybeShrinkIsr(ms(1200))
+	if c == nil || !slices.Equal(c.Changed, []int32{3}) || !c.FollowersFetching {
+		t.Fatalf("3 silent, 2 fetching: %+v", c)
+	}
+
+	s = leader()
+	appendTo(t, s, 20, 200)
+	fetch(t, s, 2, 10, 150)
+	c = s.MaybeShrinkIsr(ms(1120))
+	if c == nil || !slices.Equal(c.Changed, []int32{3}) || c.FollowersFetching {
+		t.Fatalf("3 silent, 2 last heard 970 ms ago: %+v", c)
+	}
+
+	s = leader()
+	appendTo(t, s, 20, 200)
+	c = s.MaybeShrinkIsr(ms(1200))
+	if c == nil || !slices.Equal(c.Isr, []int32{1}) || c.FollowersFetching {
+		t.Fatalf("both silent: %+v", c)
+	}
+}

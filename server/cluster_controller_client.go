@@ -64,11 +64,17 @@ type isrShrinkWriter interface {
 // state znode by the leader, conditional on the partition epoch it knows,
 // as leaders below inter.broker.protocol.version 2.7-IV2 write every
 // change: a version conflict still stops it if the controller changed the
-// partition meanwhile. Expansions wait for the controller: a member it
-// adds must be a live broker, which only the controller knows.
+// partition meanwhile. Only a shrink whose remaining followers are
+// fetching goes past the controller (IsrChange.FollowersFetching): then
+// this leader is not the broker cut off. A leader that is cut off loses
+// every follower at once; written past the controller, its shrinks would
+// leave the controller an ISR of this leader alone to elect from, or one
+// follower where it could have had two. Expansions wait for the
+// controller too: a member it adds must be a live broker, which only the
+// controller knows.
 func (w *controllerClient) WriteIsr(topic string, partition int32, leader int32, ch replica.IsrChange) (int32, error) {
 	direct, _ := w.b.cluster.control.(isrShrinkWriter)
-	if ch.Kind != replica.IsrShrink || direct == nil || w.b.controllerIsSelf() {
+	if ch.Kind != replica.IsrShrink || !ch.FollowersFetching || direct == nil || w.b.controllerIsSelf() {
 		return w.alterPartition(alterPartitionTimeout, topic, partition, leader, ch)
 	}
 	v, err := w.alterPartition(controllerShrinkWait, topic, partition, leader, ch)

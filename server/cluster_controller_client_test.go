@@ -111,8 +111,9 @@ func (c *shrinkWritingControl) writes() int {
 // A leader's ISR shrink that the controller does not answer is written by
 // the leader itself: at once when the controller's port refuses it, after
 // controllerShrinkWait when the controller takes the request and says
-// nothing (paused, cut off). An expansion is never written past the
-// controller.
+// nothing (paused, cut off). A shrink by a leader that does not hear its
+// remaining followers (it may be the one cut off) and an expansion are
+// never written past the controller.
 func TestIsrShrinkWrittenPastSilentController(t *testing.T) {
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -156,11 +157,16 @@ func TestIsrShrinkWrittenPastSilentController(t *testing.T) {
 	}
 	w := &controllerClient{b: b}
 	defer w.reset()
-	shrink := replica.IsrChange{Kind: replica.IsrShrink, Isr: []int32{1, 3}, Changed: []int32{2}, LeaderEpoch: 4, PartitionEpoch: 9}
+	shrink := replica.IsrChange{Kind: replica.IsrShrink, Isr: []int32{1, 3}, Changed: []int32{2}, LeaderEpoch: 4, PartitionEpoch: 9, FollowersFetching: true}
 
 	setController(closedAddr)
 	if v, err := w.WriteIsr("orders", 0, 1, shrink); err != nil || v != 10 || control.writes() != 1 {
 		t.Fatalf("shrink with the controller's port closed: version %d, %v, %d direct writes", v, err, control.writes())
+	}
+	unheard := shrink
+	unheard.FollowersFetching = false
+	if _, err := w.WriteIsr("orders", 0, 1, unheard); !errors.Is(err, replica.ErrIsrWriteUnsent) || control.writes() != 1 {
+		t.Fatalf("shrink by a leader that does not hear its followers, with the controller's port closed: %v, %d direct writes", err, control.writes())
 	}
 	expand := replica.IsrChange{Kind: replica.IsrExpand, Isr: []int32{1, 3, 2}, Changed: []int32{2}, LeaderEpoch: 4, PartitionEpoch: 10}
 	if _, err := w.WriteIsr("orders", 0, 1, expand); !errors.Is(err, replica.ErrIsrWriteUnsent) || control.writes() != 1 {
