@@ -19,21 +19,7 @@ import (
 // ISR change, and the acks=all writes waiting for it, go to the new
 // controller on the leader's next check.
 func TestControllerRequestEndsWhenControllerChanges(t *testing.T) {
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	go func() {
-		// Accepts and reads, never answers: a paused controller.
-		for {
-			c, err := silent.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = c.Read(make([]byte, 1<<16)) }()
-		}
-	}()
+	silent := silentListener(t)
 	host, port, _ := net.SplitHostPort(silent.Addr().String())
 	p, _ := strconv.Atoi(port)
 
@@ -82,6 +68,27 @@ func TestControllerRequestEndsWhenControllerChanges(t *testing.T) {
 	}
 }
 
+// silentListener accepts connections and reads them, never answering: a
+// paused controller.
+func silentListener(t *testing.T) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = c.Read(make([]byte, 1<<16)) }()
+		}
+	}()
+	return l
+}
+
 // epochControl is a controller side that knows only this broker's epoch.
 type epochControl struct{ fakeControl }
 
@@ -115,20 +122,7 @@ func (c *shrinkWritingControl) writes() int {
 // remaining followers (it may be the one cut off) and an expansion are
 // never written past the controller.
 func TestIsrShrinkWrittenPastSilentController(t *testing.T) {
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	go func() {
-		for {
-			c, err := silent.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = c.Read(make([]byte, 1<<16)) }()
-		}
-	}()
+	silent := silentListener(t)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -96,17 +96,24 @@ func (n *Node) propagateIsrChanges(ctx context.Context) {
 // conflict, a znode that already holds exactly newState (our own retried
 // write) counts as success. Returns the new zkVersion (the partition epoch).
 func (n *Node) UpdateIsr(topic string, partition int32, newState kafkazk.LeaderAndIsr, expectedZkVersion int32) (int32, error) {
+	return n.writeIsr(kafkazk.UpdateIsr, "ISR change not written", topic, partition, newState, expectedZkVersion)
+}
+
+// writeIsr is one of a leader's conditional ISR writes (write), settled by
+// reading the znode back if the connection closed before its answer.
+func (n *Node) writeIsr(write func(zkstore.Client, kafkazk.TopicPartition, kafkazk.LeaderAndIsr, int32) (int32, error), failed string,
+	topic string, partition int32, newState kafkazk.LeaderAndIsr, expectedZkVersion int32) (int32, error) {
 	zk, err := n.client()
 	if err != nil {
 		return 0, err
 	}
 	tp := kafkazk.TopicPartition{Topic: topic, Partition: partition}
-	v, err := kafkazk.UpdateIsr(zk, tp, newState, expectedZkVersion)
+	v, err := write(zk, tp, newState, expectedZkVersion)
 	if errors.Is(err, zkstore.ErrConnectionClosed) {
 		v, err = n.reconcileIsr(tp, newState, expectedZkVersion, err)
 	}
 	if err != nil {
-		n.log.Warn("ISR change not written", "topic", topic, "partition", partition, "isr", newState.ISR,
+		n.log.Warn(failed, "topic", topic, "partition", partition, "isr", newState.ISR,
 			"leaderEpoch", newState.LeaderEpoch, "expectedZkVersion", expectedZkVersion, "err", err)
 	}
 	return v, err
@@ -121,22 +128,13 @@ func (n *Node) UpdateIsr(topic string, partition int32, newState kafkazk.LeaderA
 // below 2.7-IV2, which every ZooKeeper-mode controller still watches for;
 // the version condition fences it exactly as it fenced those leaders.
 func (n *Node) ShrinkIsrPastController(topic string, partition int32, newState kafkazk.LeaderAndIsr, expectedZkVersion int32) (int32, error) {
-	zk, err := n.client()
+	v, err := n.writeIsr(kafkazk.UpdateIsrPastController, "ISR shrink not written past the controller", topic, partition, newState, expectedZkVersion)
 	if err != nil {
-		return 0, err
-	}
-	tp := kafkazk.TopicPartition{Topic: topic, Partition: partition}
-	v, err := kafkazk.UpdateIsrPastController(zk, tp, newState, expectedZkVersion)
-	if errors.Is(err, zkstore.ErrConnectionClosed) {
-		v, err = n.reconcileIsr(tp, newState, expectedZkVersion, err)
-	}
-	if err != nil {
-		n.log.Warn("ISR shrink not written past the controller", "topic", topic, "partition", partition, "isr", newState.ISR,
-			"leaderEpoch", newState.LeaderEpoch, "expectedZkVersion", expectedZkVersion, "err", err)
 		return 0, err
 	}
 	n.log.Info("ISR shrink written to ZooKeeper by the leader: the controller did not answer", "topic", topic, "partition", partition,
 		"isr", newState.ISR, "zkVersion", v)
+	tp := kafkazk.TopicPartition{Topic: topic, Partition: partition}
 	if zk, err := n.client(); err != nil || kafkazk.WriteIsrChangeNotification(zk, []kafkazk.TopicPartition{tp}) != nil {
 		// The periodic task announces it instead.
 		n.RecordIsrChange(topic, partition)

@@ -96,6 +96,43 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	return 0
 }
 
+// partitionState reads a partition's state znode and its version.
+func partitionState(zk zkstore.Client, topic string, p int32) (kafkazk.PartitionStateZNode, int32, bool) {
+	data, st, err := zk.Get(kafkazk.PartitionStatePath(topic, p))
+	if err != nil {
+		return kafkazk.PartitionStateZNode{}, 0, false
+	}
+	z, err := kafkazk.DecodePartitionStateZNode(data)
+	return z, st.Version, err == nil
+}
+
+// updateMetadataIsrs counts the UpdateMetadata requests sent so far that
+// carry exactly isr for tp, or 0 if any sent one carries another.
+func updateMetadataIsrs(ch *controllertest.RecordingChannel, tp kafkazk.TopicPartition, isr []int32) int {
+	ch.Mu.Lock()
+	sent := slices.Clone(ch.Sent)
+	ch.Mu.Unlock()
+	parts, _ := controllertest.UpdateMetadatas(sent)
+	for _, p := range parts {
+		if u, ok := p[tp]; !ok || !slices.Equal(u.ISR, isr) {
+			return 0
+		}
+	}
+	return len(parts)
+}
+
+// startCluster runs brokers 1, 2 and 3 on a fake clock and waits for one
+// of them to become controller.
+func startCluster(t *testing.T, h zktest.Harness) (nodes map[int32]*testNode, ch *controllertest.RecordingChannel, ctl *testNode, clock *atomic.Int64) {
+	t.Helper()
+	clock = &atomic.Int64{}
+	clock.Store(1732000000000)
+	ch = &controllertest.RecordingChannel{}
+	nodes = startNodes(t, h, ch, clock, 1, 2, 3)
+	waitUntil(t, "a controller", func() bool { return controllerOf(nodes) != nil })
+	return nodes, ch, controllerOf(nodes), clock
+}
+
 func controllerOf(nodes map[int32]*testNode) *testNode {
 	for _, tn := range nodes {
 		if tn.cancel != nil && tn.n.IsController() {
@@ -110,12 +147,7 @@ func controllerOf(nodes map[int32]*testNode) *testNode {
 // task, controlled shutdown and failover of the controller work.
 func TestNodesEndToEnd(t *testing.T) {
 	zktest.ForEach(t, func(t *testing.T, h zktest.Harness) {
-		var clock atomic.Int64
-		clock.Store(1732000000000)
-		ch := &controllertest.RecordingChannel{}
-		nodes := startNodes(t, h, ch, &clock, 1, 2, 3)
-		waitUntil(t, "a controller", func() bool { return controllerOf(nodes) != nil })
-		ctl := controllerOf(nodes)
+		nodes, ch, ctl, clock := startCluster(t, h)
 		for _, tn := range nodes {
 			waitUntil(t, "everyone knows the controller", func() bool { return tn.n.ControllerID() == ctl.n.cfg.BrokerID })
 			if tn.n.ClusterID() == "" || tn.n.BrokerEpoch() <= 0 {
@@ -134,14 +166,7 @@ func TestNodesEndToEnd(t *testing.T) {
 			t.Fatalf("CreateTopic: %v", err)
 		}
 		admin := h.Connect(t)
-		state := func(p int32) (kafkazk.PartitionStateZNode, int32, bool) {
-			data, st, err := admin.Get(kafkazk.PartitionStatePath("orders", p))
-			if err != nil {
-				return kafkazk.PartitionStateZNode{}, 0, false
-			}
-			z, err := kafkazk.DecodePartitionStateZNode(data)
-			return z, st.Version, err == nil
-		}
+		state := func(p int32) (kafkazk.PartitionStateZNode, int32, bool) { return partitionState(admin, "orders", p) }
 		waitUntil(t, "partition states", func() bool {
 			for p := int32(0); p < 3; p++ {
 				if _, _, ok := state(p); !ok {
@@ -165,16 +190,7 @@ func TestNodesEndToEnd(t *testing.T) {
 		clock.Add(6000)
 		leader.isr <- time.Now()
 		waitUntil(t, "UpdateMetadata with the shrunk ISR", func() bool {
-			ch.Mu.Lock()
-			sent := slices.Clone(ch.Sent)
-			ch.Mu.Unlock()
-			parts, _ := controllertest.UpdateMetadatas(sent)
-			for _, p := range parts {
-				if u, ok := p[kafkazk.TopicPartition{Topic: "orders", Partition: 0}]; !ok || !slices.Equal(u.ISR, shrunk) {
-					return false
-				}
-			}
-			return len(parts) == 3
+			return updateMetadataIsrs(ch, kafkazk.TopicPartition{Topic: "orders", Partition: 0}, shrunk) == 3
 		})
 		waitUntil(t, "notification deleted", func() bool {
 			kids, _, err := admin.Children(kafkazk.IsrChangeNotificationPath)
@@ -255,5 +271,52 @@ func TestNodeResignsOnSessionExpiry(t *testing.T) {
 	})
 	waitUntil(t, "gauge follows the new tenure", func() bool {
 		return gauge(t, tn.reg, "kafka_controller_kafkacontroller_controllerepoch") == 2
+	})
+}
+
+// A leader's ISR shrink written past the controller is announced at once,
+// not on the propagation task's schedule (no tick is sent here): the
+// controller re-reads the state znode, tells every broker, and takes the
+// leader's next AlterPartition against the version the leader wrote.
+func TestIsrShrinkPastControllerReachesController(t *testing.T) {
+	zktest.ForEach(t, func(t *testing.T, h zktest.Harness) {
+		nodes, ch, ctl, _ := startCluster(t, h)
+		// Until the controller has seen all three registrations it
+		// refuses a replication factor of 3.
+		waitUntil(t, "the topic created", func() bool {
+			_, err := ctl.n.CreateTopic("orders", 1, 3, nil, nil, false)
+			return err == nil
+		})
+		admin := h.Connect(t)
+		state := func() (kafkazk.PartitionStateZNode, int32, bool) { return partitionState(admin, "orders", 0) }
+		waitUntil(t, "the partition state", func() bool { _, _, ok := state(); return ok })
+		s, v, _ := state()
+		leader := nodes[s.Leader]
+		waitUntil(t, "the leader knows the controller", func() bool { return leader.n.ControllerID() == ctl.n.cfg.BrokerID })
+		removed := s.ISR[len(s.ISR)-1]
+		if removed == s.Leader {
+			removed = s.ISR[0]
+		}
+		shrunk := slices.DeleteFunc(slices.Clone(s.ISR), func(r int32) bool { return r == removed })
+		nv, err := leader.n.ShrinkIsrPastController("orders", 0, kafkazk.LeaderAndIsr{Leader: s.Leader, LeaderEpoch: s.LeaderEpoch, ISR: shrunk, ControllerEpoch: s.ControllerEpoch}, v)
+		if err != nil || nv != v+1 {
+			t.Fatalf("ShrinkIsrPastController: version %d, %v", nv, err)
+		}
+		tp := kafkazk.TopicPartition{Topic: "orders", Partition: 0}
+		waitUntil(t, "UpdateMetadata with the shrunk ISR", func() bool { return updateMetadataIsrs(ch, tp, shrunk) == 3 })
+
+		// The follower is back: the controller takes the expansion at the
+		// version the leader wrote.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := ctl.n.AlterPartition(ctx, s.Leader, leader.n.BrokerEpoch(), 1, []controller.AlterPartitionItem{{
+			Topic: "orders", Partition: 0, LeaderEpoch: s.LeaderEpoch, NewIsr: append(slices.Clone(shrunk), removed), PartitionEpoch: nv,
+		}})
+		if err != nil || len(res) != 1 || res[0].Err != nil {
+			t.Fatalf("AlterPartition after the shrink: %+v %v", res, err)
+		}
+		if got, gv, _ := state(); !slices.Equal(got.ISR, append(slices.Clone(shrunk), removed)) || gv != nv+1 {
+			t.Errorf("state after the expansion: %+v at version %d", got, gv)
+		}
 	})
 }
