@@ -249,12 +249,16 @@ func (m *Manager) Partitions() []*Partition {
 // RunIsrExpiration runs the leaders' periodic ISR check (Kafka's
 // isr-expiration task, every replica.lag.time.max.ms / 2) until ctx ends.
 func (m *Manager) RunIsrExpiration(ctx context.Context, interval time.Duration) {
+	var running sync.WaitGroup
 	runEvery(ctx, interval, 15*time.Second, func() {
 		// A copy, so that the ISR writes happen outside the manager's lock.
 		for _, p := range m.Partitions() {
-			p.maybeShrinkIsrAside()
+			p.maybeShrinkIsrAside(&running)
 		}
 	})
+	// A check still running may move the HW into its log: it ends before
+	// the caller goes on to close the logs.
+	running.Wait()
 }
 
 // Close stops the fetchers.

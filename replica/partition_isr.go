@@ -1,6 +1,9 @@
 package replica
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
 
 // The live side of leader-made ISR changes (Partition.maybeShrinkIsr /
 // maybeExpandIsr and their ZooKeeper write): the state machine proposes,
@@ -53,16 +56,19 @@ func (p *Partition) MaybeShrinkIsr() {
 }
 
 // maybeShrinkIsrAside runs MaybeShrinkIsr on a goroutine of its own,
-// unless the previous one is still running. The expiration task checks
-// every partition in turn, and an ISR write waits on ZooKeeper or the
-// controller: one partition's write to a controller that stopped answering
-// held up every other partition's check behind it, and with it their
-// acks=all writes, which waited for a silent follower to leave the ISR.
-func (p *Partition) maybeShrinkIsrAside() {
+// counted in running, unless the previous one is still running. The
+// expiration task checks every partition in turn, and an ISR write waits
+// on ZooKeeper or the controller: one partition's write to a controller
+// that stopped answering held up every other partition's check behind it,
+// and with it their acks=all writes, which waited for a silent follower to
+// leave the ISR.
+func (p *Partition) maybeShrinkIsrAside(running *sync.WaitGroup) {
 	if !p.shrinking.CompareAndSwap(false, true) {
 		return
 	}
+	running.Add(1)
 	go func() {
+		defer running.Done()
 		defer p.shrinking.Store(false)
 		p.MaybeShrinkIsr()
 	}()

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -44,20 +45,21 @@ func TestIsrCheckOfOnePartitionDoesNotWaitForAnother(t *testing.T) {
 	close(free.release)
 	a, b := lagging(0, stuck), lagging(1, free)
 	clock.Advance(11 * time.Second)
+	var running sync.WaitGroup
 
-	a.maybeShrinkIsrAside()
+	a.maybeShrinkIsrAside(&running)
 	select {
 	case <-stuck.started:
 	case <-time.After(5 * time.Second):
 		t.Fatal("partition 0 proposed no shrink")
 	}
-	b.maybeShrinkIsrAside()
+	b.maybeShrinkIsrAside(&running)
 	select {
 	case <-free.started:
 	case <-time.After(5 * time.Second):
 		t.Fatal("partition 1's check waited for partition 0's write")
 	}
-	a.maybeShrinkIsrAside()
+	a.maybeShrinkIsrAside(&running)
 	select {
 	case c := <-stuck.started:
 		t.Fatalf("partition 0 checked again while its write waited: %+v", c)
@@ -77,4 +79,5 @@ func TestIsrCheckOfOnePartitionDoesNotWaitForAnother(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+	running.Wait()
 }
