@@ -39,6 +39,24 @@ var ErrIsrVersionConflict = errors.New("controller: partition state changed sinc
 // znode that already holds exactly s (our own retried write) counts as
 // success. Returns the new zkVersion (the partition epoch).
 func UpdateIsr(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected int32) (int32, error) {
+	return updateIsr(zk, tp, s, expected, false)
+}
+
+// UpdateIsrPastController is UpdateIsr for an ISR shrink that a leader
+// asked the controller for (AlterPartition) and then, with no answer,
+// writes itself. The controller may have made the very same change from
+// that request before it went quiet, stamped with its own epoch rather
+// than the leader's copy: a conflict whose znode holds this leader, leader
+// epoch and ISR counts as success whatever controller epoch it carries.
+// Anything else is a conflict, as for UpdateIsr.
+func UpdateIsrPastController(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected int32) (int32, error) {
+	return updateIsr(zk, tp, s, expected, true)
+}
+
+// updateIsr writes s at version expected; on a version conflict it reads
+// the znode once and counts it as success if it holds s, with any
+// controller epoch when anyControllerEpoch is set.
+func updateIsr(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected int32, anyControllerEpoch bool) (int32, error) {
 	if len(s.ISR) == 0 {
 		return 0, fmt.Errorf("controller: refusing to write an empty ISR for %s-%d", tp.Topic, tp.Partition)
 	}
@@ -55,36 +73,11 @@ func UpdateIsr(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected in
 	if gerr != nil {
 		return 0, fmt.Errorf("writing ISR of %s-%d: %w", tp.Topic, tp.Partition, ErrIsrVersionConflict)
 	}
-	if holds(data, want) {
+	if got, derr := DecodePartitionStateZNode(data); derr == nil && sameLeadership(got, want) &&
+		(anyControllerEpoch || got.ControllerEpoch == want.ControllerEpoch) {
 		return st.Version, nil
 	}
 	return 0, fmt.Errorf("writing ISR of %s-%d at version %d: %w", tp.Topic, tp.Partition, expected, ErrIsrVersionConflict)
-}
-
-// UpdateIsrPastController is UpdateIsr for an ISR shrink that a leader
-// asked the controller for (AlterPartition) and then, with no answer,
-// writes itself. The controller may have made the very same change from
-// that request before it went quiet, stamped with its own epoch rather
-// than the leader's copy: a conflict whose znode holds this leader, leader
-// epoch and ISR counts as success whatever controller epoch it carries.
-// Anything else is a conflict, as for UpdateIsr.
-func UpdateIsrPastController(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected int32) (int32, error) {
-	v, err := UpdateIsr(zk, tp, s, expected)
-	if !errors.Is(err, ErrIsrVersionConflict) {
-		return v, err
-	}
-	data, st, gerr := zk.Get(PartitionStatePath(tp.Topic, tp.Partition))
-	if gerr != nil {
-		return 0, err
-	}
-	want := PartitionStateZNode(s)
-	if got, derr := DecodePartitionStateZNode(data); derr == nil {
-		want.ControllerEpoch = got.ControllerEpoch
-	}
-	if holds(data, want) {
-		return st.Version, nil
-	}
-	return 0, err
 }
 
 // ReconcileIsr finds out whether a write of s at version expected, whose
@@ -109,7 +102,12 @@ func ReconcileIsr(zk zkstore.Client, tp TopicPartition, s LeaderAndIsr, expected
 // ReplicationUtils.checkLeaderAndIsrZkData).
 func holds(data []byte, want PartitionStateZNode) bool {
 	got, err := DecodePartitionStateZNode(data)
-	return err == nil && got.Leader == want.Leader && got.LeaderEpoch == want.LeaderEpoch &&
-		slices.Equal(got.ISR, want.ISR) && got.ControllerEpoch == want.ControllerEpoch &&
-		got.LeaderRecoveryState == want.LeaderRecoveryState
+	return err == nil && sameLeadership(got, want) && got.ControllerEpoch == want.ControllerEpoch
+}
+
+// sameLeadership: got and want name the same leader, leader epoch, ISR and
+// recovery state.
+func sameLeadership(got, want PartitionStateZNode) bool {
+	return got.Leader == want.Leader && got.LeaderEpoch == want.LeaderEpoch &&
+		slices.Equal(got.ISR, want.ISR) && got.LeaderRecoveryState == want.LeaderRecoveryState
 }
