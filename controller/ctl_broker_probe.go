@@ -77,9 +77,11 @@ func (c *Controller) publishFenced() {
 // runProbes enqueues a probe round every interval until ctx ends. A round
 // is not queued while the previous one waits in the queue.
 func (c *Controller) runProbes(ctx context.Context, interval time.Duration) {
+	prober := brokerprobe.NewProber(brokerprobe.DefaultTimeout)
+	defer prober.Close()
 	clock.Every(ctx, interval, func() {
 		if c.probeQueued.CompareAndSwap(false, true) {
-			c.enqueue(ctlEvent{"BrokerProbe", func() error { return c.probeBrokers(ctx) }})
+			c.enqueue(ctlEvent{"BrokerProbe", func() error { return c.probeBrokers(ctx, prober) }})
 		}
 	})
 }
@@ -87,7 +89,7 @@ func (c *Controller) runProbes(ctx context.Context, interval time.Duration) {
 // probeBrokers starts one probe per registered broker other than this
 // one, fenced brokers included, unless MaxInFlight of its probes are still
 // under way.
-func (c *Controller) probeBrokers(ctx context.Context) error {
+func (c *Controller) probeBrokers(ctx context.Context, prober *brokerprobe.Prober) error {
 	c.probeQueued.Store(false)
 	targets := make([]liveBroker, 0, len(c.ctx.brokers)+len(c.probes.fenced))
 	for _, b := range c.ctx.brokers {
@@ -105,20 +107,16 @@ func (c *Controller) probeBrokers(ctx context.Context) error {
 			continue
 		}
 		addr := net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
-		useTLS := ep.SecurityProtocol == "SSL" || ep.SecurityProtocol == "SASL_SSL"
+		pe := brokerprobe.EndpointOf(addr, ep.SecurityProtocol)
 		c.probes.inFlight[b.ID]++
 		target := brokerprobe.Target{ID: b.ID, Epoch: b.Epoch}
 		go func() {
-			o := c.probe(ctx, addr, useTLS)
+			o := prober.Probe(ctx, pe)
 			at := time.Now()
 			c.enqueue(ctlEvent{"BrokerProbeResult", func() error { return c.handleProbe(target, o, at) }})
 		}()
 	}
 	return nil
-}
-
-func (c *Controller) probe(ctx context.Context, addr string, useTLS bool) brokerprobe.Outcome {
-	return brokerprobe.Probe(ctx, addr, useTLS, brokerprobe.DefaultTimeout)
 }
 
 // handleProbe applies one probe's outcome, taken at `at`, to the broker

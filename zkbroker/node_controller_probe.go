@@ -31,6 +31,8 @@ import (
 // the new controller epoch fences its writes, as after any re-election.
 func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval time.Duration) {
 	tracker := brokerprobe.NewTracker(brokerprobe.DefaultPolicy)
+	prober := brokerprobe.NewProber(brokerprobe.DefaultTimeout)
+	defer prober.Close()
 	type incarnation struct {
 		id int32
 		controllerRegistration
@@ -75,6 +77,7 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 	results := make(chan result, brokerprobe.MaxInFlight)
 	inFlight := 0
 	var probes sync.WaitGroup
+	// Runs before prober.Close: the probes under way end on ctx.
 	defer probes.Wait()
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -97,7 +100,7 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 				known = incarnation{}
 				continue
 			}
-			if known.id != st.ControllerID || known.addr == "" {
+			if known.id != st.ControllerID || known.endpoint.Addr == "" {
 				letExpire()
 				inc, err := n.controllerIncarnation(zk, st.ControllerID)
 				if err != nil {
@@ -113,14 +116,14 @@ func (n *Node) probeController(ctx context.Context, zk zkstore.Client, interval 
 			}
 			inFlight++
 			probes.Add(1)
-			go func(target brokerprobe.Target, addr string, useTLS bool) {
+			go func(target brokerprobe.Target, ep brokerprobe.Endpoint) {
 				defer probes.Done()
-				o := brokerprobe.Probe(ctx, addr, useTLS, brokerprobe.DefaultTimeout)
+				o := prober.Probe(ctx, ep)
 				select {
 				case results <- result{target, o, time.Now()}:
 				case <-ctx.Done():
 				}
-			}(brokerprobe.Target{ID: known.id, Epoch: known.epoch}, known.addr, known.tls)
+			}(brokerprobe.Target{ID: known.id, Epoch: known.epoch}, known.endpoint)
 			continue
 		}
 		target := brokerprobe.Target{ID: known.id, Epoch: known.epoch}
@@ -201,10 +204,9 @@ func (n *Node) suspectController(zk zkstore.Client, id int32, epoch int64) (vote
 }
 
 type controllerRegistration struct {
-	epoch   int64
-	session int64
-	addr    string
-	tls     bool
+	epoch    int64
+	session  int64
+	endpoint brokerprobe.Endpoint
 }
 
 // controllerIncarnation reads broker id's registration: its epoch, the
@@ -223,10 +225,9 @@ func (n *Node) controllerIncarnation(zk zkstore.Client, id int32) (controllerReg
 		return controllerRegistration{}, errors.New("no inter-broker endpoint")
 	}
 	return controllerRegistration{
-		epoch:   st.Czxid,
-		session: st.EphemeralOwner,
-		addr:    net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))),
-		tls:     ep.SecurityProtocol == "SSL" || ep.SecurityProtocol == "SASL_SSL",
+		epoch:    st.Czxid,
+		session:  st.EphemeralOwner,
+		endpoint: brokerprobe.EndpointOf(net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), ep.SecurityProtocol),
 	}, nil
 }
 

@@ -8,11 +8,10 @@
 //   - A refused TCP connection is strong evidence: the host answered, and
 //     nothing listens on the broker's port. A few of them make the broker
 //     dead.
-//   - A probe nobody answers (the dial times out, or the connection is
-//     accepted but the broker says nothing back) is weaker: a paused
-//     process, a network that drops packets, or a prober that is itself
-//     cut off all look the same. Some seconds of it make the broker
-//     unresponsive; the caller decides whether its own view is trustworthy
+//   - A probe nobody answers (the dial times out, or the broker says
+//     nothing back on a connection) is weaker: a paused process, a
+//     network that drops packets, or a prober that is itself cut off all
+//     look the same. A second or so of it makes the broker unresponsive; the caller decides whether its own view is trustworthy
 //     enough to act on (controller/ctl_broker_probe.go acts only when more
 //     brokers answer it than fail).
 //
@@ -21,13 +20,11 @@
 // version, which fence a broker that was in fact still running.
 //
 // Tracker is the pure rule (observations and their times in, verdicts
-// out); Probe is the IO that makes an observation.
+// out); Prober (prober.go) and Probe are the IO that makes an observation.
 package brokerprobe
 
 import (
 	"context"
-	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -69,59 +66,47 @@ func (o Outcome) String() string {
 // ApiVersions request on a plaintext listener (which Kafka answers before
 // any SASL exchange), the start of a TLS handshake on an SSL one. Any
 // reply, even an error, shows a process that serves; the probe's own
-// credentials never matter.
+// credentials never matter. It is a Prober's probe without a kept
+// connection.
 //
-// The connection gets twice timeout, the exchange timeout: a lost SYN or
+// The connection gets DialTimeout, the exchange timeout: a lost SYN or
 // SYN-ACK is sent again only after a second, so on a lossy link a probe
-// bounded by one second as a whole failed about one time in three, two
-// in a row often enough to fence a healthy broker. A paused broker's
-// kernel still completes the connection, so it is judged on the exchange
-// as before; a broker the network cuts off takes one timeout longer.
+// whose dial was bounded by a second failed about one time in three, two
+// in a row often enough to fence a healthy broker.
 func Probe(ctx context.Context, addr string, useTLS bool, timeout time.Duration) Outcome {
-	dctx, dcancel := context.WithTimeout(ctx, 2*timeout)
-	defer dcancel()
-	d := net.Dialer{}
-	conn, err := d.DialContext(dctx, "tcp", addr)
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return Refused
-	case err != nil && dctx.Err() != nil:
-		return Unanswered
-	case err != nil:
-		return Unknown
+	conn, o := connect(ctx, addr, useTLS, timeout)
+	if conn == nil || useTLS {
+		// A completed handshake is the TLS listener's answer.
+		if conn != nil {
+			conn.Close()
+		}
+		return o
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
 	_ = conn.SetDeadline(deadline)
-	if useTLS {
-		// Verification would need the cluster's trust store, and it is
-		// beside the point: a server that sends its certificate serves.
-		tc := tls.Client(conn, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // liveness only
-		return answered(tc.HandshakeContext(ctx))
-	}
 	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("kbroker-probe")).
 		AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), 1)
 	if _, err := conn.Write(frame); err != nil {
 		return answered(err)
 	}
-	var size [4]byte
-	if _, err := io.ReadFull(conn, size[:]); err != nil {
-		return answered(err)
-	}
 	// Read the answer to its end, so that closing sends a FIN, not the
 	// reset that unread data causes (which the broker would log).
-	n := int64(binary.BigEndian.Uint32(size[:]))
-	if n > maxAnswer {
-		return Reachable
+	if _, err := readAnswer(conn); err != nil {
+		var midFrame *midFrameError
+		if errors.As(err, &midFrame) && !isTimeout(err) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			// Bytes came back, just not a frame we follow.
+			return Reachable
+		}
+		return answered(err)
 	}
-	_, _ = io.CopyN(io.Discard, conn, n)
 	return Reachable
 }
 
-// maxAnswer bounds what a probe reads of an answer; ApiVersions v0 is a
-// few hundred bytes.
+// maxAnswer bounds the answer a probe reads; ApiVersions is a few hundred
+// bytes.
 const maxAnswer = 64 << 10
 
 // answered classifies the end of a probe's exchange: a timeout is no
@@ -155,27 +140,37 @@ type Policy struct {
 }
 
 // DefaultPolicy: three refusals over at least 600 ms, or four failed probes
-// in a row over at least a second. Probes start every 250 ms whether or not
-// the earlier ones have finished (MaxInFlight), each bounded by one
-// second (two to connect: Probe), so failures come in every 250 ms once the
-// first has timed out: a verdict about a second after a death, about two
-// seconds after a broker stops answering, and about three after the
-// network cuts it off. Four failures in a row, any answer between them
-// starting over, keep a lossy link (where one probe in a dozen or so
-// fails) from making a verdict.
-var DefaultPolicy = Policy{Refusals: 3, MinSpan: 600 * time.Millisecond, Silences: 4, SilentSpan: time.Second}
+// in a row over at least 750 ms. Probes start every 250 ms whether or not
+// the earlier ones have finished (MaxInFlight), each waiting DefaultTimeout
+// for its answer on a kept connection (Prober), so failures come in every
+// 250 ms once the first has timed out: a verdict about a second after a
+// death, and about one and a half after a broker stops answering, paused
+// or cut off by the network alike. Four failures in a row, any answer
+// between them starting over, keep a lossy link (where a probe fails when
+// a packet is lost twice) from making a verdict.
+var DefaultPolicy = Policy{Refusals: 3, MinSpan: 600 * time.Millisecond, Silences: 4, SilentSpan: 750 * time.Millisecond}
 
 // DefaultInterval is how often the callers probe each broker.
 const DefaultInterval = 250 * time.Millisecond
 
 // MaxInFlight bounds the probes of one broker that may be under way at
-// once: a probe of a broker the network cuts off takes two timeouts, and
-// waiting for each before starting the next would space the failures two
-// seconds apart, delaying a verdict by seconds.
+// once: a probe of a broker that stopped answering takes DefaultTimeout,
+// one that has to connect first up to DialTimeout more, and waiting for
+// each before starting the next would space the failures that far apart,
+// delaying a verdict by seconds.
 const MaxInFlight = 8
 
-// DefaultTimeout bounds one probe.
-const DefaultTimeout = time.Second
+// DefaultTimeout bounds a probe's exchange: its request and the answer
+// on a connection, or a TLS handshake. A live broker answers ApiVersions
+// in well under a millisecond; half a second leaves room for a loaded
+// machine and for TCP to send a lost packet once more (200 ms minimum
+// retransmission timeout), so that on a lossy link a probe fails only
+// when a packet is lost twice.
+const DefaultTimeout = 500 * time.Millisecond
+
+// DialTimeout bounds a probe's TCP connect, long enough for one lost SYN
+// or SYN-ACK to be sent again (after a second).
+const DialTimeout = 2 * time.Second
 
 // Target names one incarnation of a broker: its id and its broker epoch
 // (the czxid of its registration). Evidence about one incarnation says

@@ -1,0 +1,296 @@
+package brokerprobe
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeBroker answers every request frame with a frame carrying the
+// request's correlation id, as a Kafka broker does. Paused, it stops
+// reading its connections (the kernel still accepts new ones and buffers
+// what is sent), and on Resume answers everything it was sent meanwhile.
+type fakeBroker struct {
+	ln      net.Listener
+	accepts atomic.Int32
+
+	mu       sync.Mutex
+	paused   bool
+	resumed  *sync.Cond
+	oldMute  bool // connections accepted before mark stay silent
+	mark     int32
+	requests atomic.Int32
+}
+
+func newFakeBroker(t *testing.T) *fakeBroker {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &fakeBroker{ln: ln}
+	b.resumed = sync.NewCond(&b.mu)
+	t.Cleanup(func() { ln.Close(); b.Resume() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := b.accepts.Add(1)
+			go b.serve(c, n)
+		}
+	}()
+	return b
+}
+
+func (b *fakeBroker) Addr() string { return b.ln.Addr().String() }
+
+func (b *fakeBroker) Pause() {
+	b.mu.Lock()
+	b.paused = true
+	b.mu.Unlock()
+}
+
+func (b *fakeBroker) Resume() {
+	b.mu.Lock()
+	b.paused = false
+	b.oldMute = false
+	b.resumed.Broadcast()
+	b.mu.Unlock()
+}
+
+// MuteOldConnections leaves the connections accepted so far silent while
+// new ones are answered: a cut that healed for new connections before the
+// old ones' retransmissions get through.
+func (b *fakeBroker) MuteOldConnections() {
+	b.mu.Lock()
+	b.oldMute = true
+	b.mark = b.accepts.Load()
+	b.mu.Unlock()
+}
+
+func (b *fakeBroker) serve(c net.Conn, n int32) {
+	defer c.Close()
+	for {
+		var size [4]byte
+		if _, err := io.ReadFull(c, size[:]); err != nil {
+			return
+		}
+		req := make([]byte, binary.BigEndian.Uint32(size[:]))
+		if _, err := io.ReadFull(c, req); err != nil || len(req) < 8 {
+			return
+		}
+		b.mu.Lock()
+		for b.paused || (b.oldMute && n <= b.mark) {
+			b.resumed.Wait()
+		}
+		b.mu.Unlock()
+		b.requests.Add(1)
+		// Header: api key, api version, correlation id.
+		answer := binary.BigEndian.AppendUint32(nil, 4+3)
+		answer = append(answer, req[4:8]...)
+		answer = append(answer, 0, 0, 0)
+		if _, err := c.Write(answer); err != nil {
+			return
+		}
+	}
+}
+
+const testExchange = 200 * time.Millisecond
+
+func TestProberKeepsConnections(t *testing.T) {
+	b := newFakeBroker(t)
+	p := NewProber(testExchange)
+	defer p.Close()
+	ep := EndpointOf(b.Addr(), "PLAINTEXT")
+	for i := range 20 {
+		if o := p.Probe(context.Background(), ep); o != Reachable {
+			t.Fatalf("probe %d: %v", i, o)
+		}
+	}
+	if n := b.accepts.Load(); n != Slots {
+		t.Fatalf("20 probes opened %d connections, want %d", n, Slots)
+	}
+}
+
+// A broker that stops answering fails a probe after the exchange timeout
+// on the kept connection, with no connect to wait for; once it answers
+// again, the late answers to the failed probes are read past and the next
+// probe is answered on the same connections.
+func TestProberPausedBroker(t *testing.T) {
+	b := newFakeBroker(t)
+	p := NewProber(testExchange)
+	defer p.Close()
+	ep := EndpointOf(b.Addr(), "PLAINTEXT")
+	for range Slots {
+		if o := p.Probe(context.Background(), ep); o != Reachable {
+			t.Fatalf("before the pause: %v", o)
+		}
+	}
+	b.Pause()
+	for i := range Slots {
+		start := time.Now()
+		if o := p.Probe(context.Background(), ep); o != Unanswered {
+			t.Fatalf("paused, probe %d: %v", i, o)
+		}
+		if took := time.Since(start); took > testExchange+150*time.Millisecond {
+			t.Fatalf("paused, probe %d took %v with a %v exchange timeout", i, took, testExchange)
+		}
+	}
+	b.Resume()
+	for i := range 2 * Slots {
+		if o := p.Probe(context.Background(), ep); o != Reachable {
+			t.Fatalf("resumed, probe %d: %v", i, o)
+		}
+	}
+	if n := b.accepts.Load(); n != Slots {
+		t.Fatalf("%d connections, want the %d kept ones throughout", n, Slots)
+	}
+	if n := b.requests.Load(); n != 4*Slots {
+		t.Fatalf("broker answered %d requests, want %d", n, 4*Slots)
+	}
+}
+
+// A connection whose requests have gone unanswered past staleAfter is
+// replaced, so that a broker reachable again on new connections is found
+// reachable without waiting for TCP's backed-off retransmissions.
+func TestProberReplacesStaleConnections(t *testing.T) {
+	b := newFakeBroker(t)
+	p := NewProber(testExchange)
+	defer p.Close()
+	ep := EndpointOf(b.Addr(), "PLAINTEXT")
+	for range Slots {
+		p.Probe(context.Background(), ep)
+	}
+	b.MuteOldConnections()
+	deadline := time.Now().Add(staleAfter + 3*time.Second)
+	reachable := 0
+	for reachable < Slots && time.Now().Before(deadline) {
+		switch o := p.Probe(context.Background(), ep); o {
+		case Reachable:
+			reachable++
+		case Unanswered:
+			reachable = 0
+		default:
+			t.Fatalf("muted old connection: %v", o)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if reachable < Slots {
+		t.Fatal("probes still unanswered well after the kept connections went stale")
+	}
+	if n := b.accepts.Load(); n != 2*Slots {
+		t.Fatalf("%d connections, want each of the %d replaced once", n, Slots)
+	}
+}
+
+// A broker that dies closes the kept connections (no proof either way),
+// and the probes that connect again are refused.
+func TestProberDeadBroker(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, Slots)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c
+			go func() {
+				var req [4 + 64]byte
+				for {
+					if _, err := io.ReadFull(c, req[:4]); err != nil {
+						return
+					}
+					n := binary.BigEndian.Uint32(req[:4])
+					body := make([]byte, n)
+					if _, err := io.ReadFull(c, body); err != nil {
+						return
+					}
+					a := binary.BigEndian.AppendUint32(nil, 4)
+					if _, err := c.Write(append(a, body[4:8]...)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	p := NewProber(testExchange)
+	defer p.Close()
+	ep := EndpointOf(ln.Addr().String(), "PLAINTEXT")
+	for range Slots {
+		if o := p.Probe(context.Background(), ep); o != Reachable {
+			t.Fatalf("live: %v", o)
+		}
+	}
+	ln.Close()
+	for range Slots {
+		(<-conns).Close()
+	}
+	var got []Outcome
+	for range 2 * Slots {
+		got = append(got, p.Probe(context.Background(), ep))
+	}
+	for i, o := range got {
+		if (i < Slots && o != Unknown) || (i >= Slots && o != Refused) {
+			t.Fatalf("after the broker died: %v, want %d unknown then refused", got, Slots)
+		}
+	}
+}
+
+// A SASL listener takes one ApiVersions before its SASL exchange: each
+// probe gets a connection of its own.
+func TestProberSASLConnectsEachTime(t *testing.T) {
+	b := newFakeBroker(t)
+	p := NewProber(testExchange)
+	defer p.Close()
+	ep := EndpointOf(b.Addr(), "SASL_PLAINTEXT")
+	if !ep.SASL || ep.TLS {
+		t.Fatalf("endpoint %+v", ep)
+	}
+	for i := range 3 {
+		if o := p.Probe(context.Background(), ep); o != Reachable {
+			t.Fatalf("probe %d: %v", i, o)
+		}
+	}
+	if n := b.accepts.Load(); n != 3 {
+		t.Fatalf("3 probes opened %d connections", n)
+	}
+}
+
+// Closing the Prober ends a probe waiting on a silent broker and every
+// probe after it.
+func TestProberClose(t *testing.T) {
+	b := newFakeBroker(t)
+	p := NewProber(10 * time.Second)
+	ep := EndpointOf(b.Addr(), "PLAINTEXT")
+	if o := p.Probe(context.Background(), ep); o != Reachable {
+		t.Fatalf("live: %v", o)
+	}
+	b.Pause()
+	done := make(chan Outcome, Slots)
+	for range Slots {
+		go func() { done <- p.Probe(context.Background(), ep) }()
+	}
+	time.Sleep(100 * time.Millisecond)
+	p.Close()
+	for range Slots {
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			t.Fatal("a probe under way did not end when the prober closed")
+		}
+	}
+	if o := p.Probe(context.Background(), ep); o != Unknown {
+		t.Fatalf("after Close: %v", o)
+	}
+}
