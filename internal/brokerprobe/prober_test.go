@@ -2,7 +2,14 @@ package brokerprobe
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
+	"math/big"
 	"io"
 	"net"
 	"sync"
@@ -33,6 +40,37 @@ func newFakeBroker(t *testing.T) *fakeBroker {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveFake(t, ln)
+}
+
+// newFakeTLSBroker is a fakeBroker behind TLS, with a throwaway
+// self-signed certificate.
+func newFakeTLSBroker(t *testing.T) *fakeBroker {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "broker"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return serveFake(t, tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}}))
+}
+
+func serveFake(t *testing.T, ln net.Listener) *fakeBroker {
 	b := &fakeBroker{ln: ln}
 	b.resumed = sync.NewCond(&b.mu)
 	t.Cleanup(func() { ln.Close(); b.Resume() })
@@ -116,6 +154,33 @@ func TestProberKeepsConnections(t *testing.T) {
 	}
 	if n := b.accepts.Load(); n != Slots {
 		t.Fatalf("20 probes opened %d connections, want %d", n, Slots)
+	}
+}
+
+// On a TLS listener the kept connections carry ApiVersions after their
+// handshake, and a paused broker fails a probe after the exchange timeout.
+func TestProberKeepsTLSConnections(t *testing.T) {
+	b := newFakeTLSBroker(t)
+	p := NewProber(testExchange)
+	defer p.Close()
+	ep := EndpointOf(b.Addr(), "SSL")
+	for i := range 3 * Slots {
+		if o := p.Probe(context.Background(), ep); o != Reachable {
+			t.Fatalf("probe %d: %v", i, o)
+		}
+	}
+	if n, r := b.accepts.Load(), b.requests.Load(); n != Slots || r != 3*Slots {
+		t.Fatalf("%d connections answered %d requests, want %d and %d", n, r, Slots, 3*Slots)
+	}
+	b.Pause()
+	if o := p.Probe(context.Background(), ep); o != Unanswered {
+		t.Fatalf("paused: %v", o)
+	}
+	b.Resume()
+	for i := range 2 * Slots {
+		if o := p.Probe(context.Background(), ep); o != Reachable {
+			t.Fatalf("resumed, probe %d: %v", i, o)
+		}
 	}
 }
 
