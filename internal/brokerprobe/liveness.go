@@ -95,8 +95,8 @@ func Probe(ctx context.Context, addr string, useTLS bool, timeout time.Duration)
 	// Read the answer to its end, so that closing sends a FIN, not the
 	// reset that unread data causes (which the broker would log).
 	if _, err := readAnswer(conn); err != nil {
-		var midFrame *midFrameError
-		if errors.As(err, &midFrame) && !isTimeout(err) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		var bad *badAnswerError
+		if errors.As(err, &bad) {
 			// Bytes came back, just not a frame we follow.
 			return Reachable
 		}

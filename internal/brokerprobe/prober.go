@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -195,7 +196,7 @@ func (p *Prober) exchangeOn(ctx context.Context, s *slot, ep Endpoint) Outcome {
 		// A partial write leaves the stream unusable, and a failed
 		// one says the connection is gone.
 		p.drop(s)
-		return answered(err)
+		return onKept(err)
 	}
 	s.pending = append(s.pending, pendingRequest{s.corr, now})
 	for {
@@ -205,7 +206,7 @@ func (p *Prober) exchangeOn(ctx context.Context, s *slot, ep Endpoint) Outcome {
 			if errors.As(err, &midFrame) || !isTimeout(err) {
 				p.drop(s)
 			}
-			return answered(err)
+			return onKept(err)
 		}
 		for len(s.pending) > 0 && s.pending[0].corr <= corr {
 			s.pending = s.pending[1:]
@@ -218,6 +219,21 @@ func (p *Prober) exchangeOn(ctx context.Context, s *slot, ep Endpoint) Outcome {
 	}
 }
 
+// onKept classifies a failed exchange on a kept connection: a timeout is
+// no answer; bytes that are not an answer we follow came from the broker;
+// any other error is the connection gone (a broker that died closes it),
+// which is no evidence either way: the next probe connects again and sees.
+func onKept(err error) Outcome {
+	var bad *badAnswerError
+	switch {
+	case isTimeout(err):
+		return Unanswered
+	case errors.As(err, &bad):
+		return Reachable
+	}
+	return Unknown
+}
+
 // drop closes s's connection and forgets its requests.
 func (p *Prober) drop(s *slot) {
 	p.mu.Lock()
@@ -227,6 +243,13 @@ func (p *Prober) drop(s *slot) {
 		s.conn = nil
 	}
 	s.pending = nil
+}
+
+// badAnswerError is a frame no broker's answer to ApiVersions would be.
+type badAnswerError struct{ size int64 }
+
+func (e *badAnswerError) Error() string {
+	return "brokerprobe: answer of unexpected size " + strconv.FormatInt(e.size, 10)
 }
 
 // midFrameError is a read that ended inside an answer: the stream can no
@@ -247,7 +270,7 @@ func readAnswer(conn net.Conn) (int32, error) {
 	}
 	n := int64(binary.BigEndian.Uint32(size[:]))
 	if n < 4 || n > maxAnswer {
-		return 0, &midFrameError{errors.New("brokerprobe: answer of unexpected size")}
+		return 0, &midFrameError{&badAnswerError{n}}
 	}
 	var corr [4]byte
 	if _, err := io.ReadFull(conn, corr[:]); err != nil {

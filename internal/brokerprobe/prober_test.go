@@ -9,8 +9,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/binary"
-	"math/big"
 	"io"
+	"math/big"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -25,6 +25,7 @@ import (
 type fakeBroker struct {
 	ln      net.Listener
 	accepts atomic.Int32
+	conns   chan net.Conn
 
 	mu       sync.Mutex
 	paused   bool
@@ -71,7 +72,7 @@ func newFakeTLSBroker(t *testing.T) *fakeBroker {
 }
 
 func serveFake(t *testing.T, ln net.Listener) *fakeBroker {
-	b := &fakeBroker{ln: ln}
+	b := &fakeBroker{ln: ln, conns: make(chan net.Conn, 64)}
 	b.resumed = sync.NewCond(&b.mu)
 	t.Cleanup(func() { ln.Close(); b.Resume() })
 	go func() {
@@ -81,6 +82,7 @@ func serveFake(t *testing.T, ln net.Listener) *fakeBroker {
 				return
 			}
 			n := b.accepts.Add(1)
+			b.conns <- c
 			go b.serve(c, n)
 		}
 	}()
@@ -88,6 +90,20 @@ func serveFake(t *testing.T, ln net.Listener) *fakeBroker {
 }
 
 func (b *fakeBroker) Addr() string { return b.ln.Addr().String() }
+
+// Kill closes the listener and every connection, as the kernel does for a
+// process that dies.
+func (b *fakeBroker) Kill() {
+	b.ln.Close()
+	for {
+		select {
+		case c := <-b.conns:
+			c.Close()
+		default:
+			return
+		}
+	}
+}
 
 func (b *fakeBroker) Pause() {
 	b.mu.Lock()
@@ -142,16 +158,21 @@ func (b *fakeBroker) serve(c net.Conn, n int32) {
 
 const testExchange = 200 * time.Millisecond
 
+// probeN probes ep n times and wants every outcome to be want.
+func probeN(t *testing.T, p *Prober, ep Endpoint, n int, want Outcome, when string) {
+	t.Helper()
+	for i := range n {
+		if o := p.Probe(context.Background(), ep); o != want {
+			t.Fatalf("%s, probe %d: %v, want %v", when, i, o, want)
+		}
+	}
+}
+
 func TestProberKeepsConnections(t *testing.T) {
 	b := newFakeBroker(t)
 	p := NewProber(testExchange)
 	defer p.Close()
-	ep := EndpointOf(b.Addr(), "PLAINTEXT")
-	for i := range 20 {
-		if o := p.Probe(context.Background(), ep); o != Reachable {
-			t.Fatalf("probe %d: %v", i, o)
-		}
-	}
+	probeN(t, p, EndpointOf(b.Addr(), "PLAINTEXT"), 20, Reachable, "live")
 	if n := b.accepts.Load(); n != Slots {
 		t.Fatalf("20 probes opened %d connections, want %d", n, Slots)
 	}
@@ -164,24 +185,14 @@ func TestProberKeepsTLSConnections(t *testing.T) {
 	p := NewProber(testExchange)
 	defer p.Close()
 	ep := EndpointOf(b.Addr(), "SSL")
-	for i := range 3 * Slots {
-		if o := p.Probe(context.Background(), ep); o != Reachable {
-			t.Fatalf("probe %d: %v", i, o)
-		}
-	}
+	probeN(t, p, ep, 3*Slots, Reachable, "live")
 	if n, r := b.accepts.Load(), b.requests.Load(); n != Slots || r != 3*Slots {
 		t.Fatalf("%d connections answered %d requests, want %d and %d", n, r, Slots, 3*Slots)
 	}
 	b.Pause()
-	if o := p.Probe(context.Background(), ep); o != Unanswered {
-		t.Fatalf("paused: %v", o)
-	}
+	probeN(t, p, ep, 1, Unanswered, "paused")
 	b.Resume()
-	for i := range 2 * Slots {
-		if o := p.Probe(context.Background(), ep); o != Reachable {
-			t.Fatalf("resumed, probe %d: %v", i, o)
-		}
-	}
+	probeN(t, p, ep, 2*Slots, Reachable, "resumed")
 }
 
 // A broker that stops answering fails a probe after the exchange timeout
@@ -193,27 +204,15 @@ func TestProberPausedBroker(t *testing.T) {
 	p := NewProber(testExchange)
 	defer p.Close()
 	ep := EndpointOf(b.Addr(), "PLAINTEXT")
-	for range Slots {
-		if o := p.Probe(context.Background(), ep); o != Reachable {
-			t.Fatalf("before the pause: %v", o)
-		}
-	}
+	probeN(t, p, ep, Slots, Reachable, "before the pause")
 	b.Pause()
-	for i := range Slots {
-		start := time.Now()
-		if o := p.Probe(context.Background(), ep); o != Unanswered {
-			t.Fatalf("paused, probe %d: %v", i, o)
-		}
-		if took := time.Since(start); took > testExchange+150*time.Millisecond {
-			t.Fatalf("paused, probe %d took %v with a %v exchange timeout", i, took, testExchange)
-		}
+	start := time.Now()
+	probeN(t, p, ep, Slots, Unanswered, "paused")
+	if took := time.Since(start); took > Slots*(testExchange+100*time.Millisecond) {
+		t.Fatalf("%d probes of a paused broker took %v with a %v exchange timeout", Slots, took, testExchange)
 	}
 	b.Resume()
-	for i := range 2 * Slots {
-		if o := p.Probe(context.Background(), ep); o != Reachable {
-			t.Fatalf("resumed, probe %d: %v", i, o)
-		}
-	}
+	probeN(t, p, ep, 2*Slots, Reachable, "resumed")
 	if n := b.accepts.Load(); n != Slots {
 		t.Fatalf("%d connections, want the %d kept ones throughout", n, Slots)
 	}
@@ -258,58 +257,14 @@ func TestProberReplacesStaleConnections(t *testing.T) {
 // A broker that dies closes the kept connections (no proof either way),
 // and the probes that connect again are refused.
 func TestProberDeadBroker(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conns := make(chan net.Conn, Slots)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns <- c
-			go func() {
-				var req [4 + 64]byte
-				for {
-					if _, err := io.ReadFull(c, req[:4]); err != nil {
-						return
-					}
-					n := binary.BigEndian.Uint32(req[:4])
-					body := make([]byte, n)
-					if _, err := io.ReadFull(c, body); err != nil {
-						return
-					}
-					a := binary.BigEndian.AppendUint32(nil, 4)
-					if _, err := c.Write(append(a, body[4:8]...)); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
+	b := newFakeBroker(t)
 	p := NewProber(testExchange)
 	defer p.Close()
-	ep := EndpointOf(ln.Addr().String(), "PLAINTEXT")
-	for range Slots {
-		if o := p.Probe(context.Background(), ep); o != Reachable {
-			t.Fatalf("live: %v", o)
-		}
-	}
-	ln.Close()
-	for range Slots {
-		(<-conns).Close()
-	}
-	var got []Outcome
-	for range 2 * Slots {
-		got = append(got, p.Probe(context.Background(), ep))
-	}
-	for i, o := range got {
-		if (i < Slots && o != Unknown) || (i >= Slots && o != Refused) {
-			t.Fatalf("after the broker died: %v, want %d unknown then refused", got, Slots)
-		}
-	}
+	ep := EndpointOf(b.Addr(), "PLAINTEXT")
+	probeN(t, p, ep, Slots, Reachable, "live")
+	b.Kill()
+	probeN(t, p, ep, Slots, Unknown, "kept connections closed")
+	probeN(t, p, ep, Slots, Refused, "connecting again")
 }
 
 // A SASL listener takes one ApiVersions before its SASL exchange: each
@@ -322,11 +277,7 @@ func TestProberSASLConnectsEachTime(t *testing.T) {
 	if !ep.SASL || ep.TLS {
 		t.Fatalf("endpoint %+v", ep)
 	}
-	for i := range 3 {
-		if o := p.Probe(context.Background(), ep); o != Reachable {
-			t.Fatalf("probe %d: %v", i, o)
-		}
-	}
+	probeN(t, p, ep, 3, Reachable, "live")
 	if n := b.accepts.Load(); n != 3 {
 		t.Fatalf("3 probes opened %d connections", n)
 	}
@@ -338,9 +289,7 @@ func TestProberClose(t *testing.T) {
 	b := newFakeBroker(t)
 	p := NewProber(10 * time.Second)
 	ep := EndpointOf(b.Addr(), "PLAINTEXT")
-	if o := p.Probe(context.Background(), ep); o != Reachable {
-		t.Fatalf("live: %v", o)
-	}
+	probeN(t, p, ep, 1, Reachable, "live")
 	b.Pause()
 	done := make(chan Outcome, Slots)
 	for range Slots {
@@ -355,7 +304,5 @@ func TestProberClose(t *testing.T) {
 			t.Fatal("a probe under way did not end when the prober closed")
 		}
 	}
-	if o := p.Probe(context.Background(), ep); o != Unknown {
-		t.Fatalf("after Close: %v", o)
-	}
+	probeN(t, p, ep, 1, Unknown, "after Close")
 }
