@@ -158,6 +158,14 @@ func (b *fakeBroker) serve(c net.Conn, n int32) {
 
 const testExchange = 200 * time.Millisecond
 
+// proberOf is a Prober with the test's exchange timeout, closed when the
+// test ends, and b's endpoint under the security protocol.
+func proberOf(t *testing.T, b *fakeBroker, protocol string) (*Prober, Endpoint) {
+	p := NewProber(testExchange)
+	t.Cleanup(p.Close)
+	return p, EndpointOf(b.Addr(), protocol)
+}
+
 // probeN probes ep n times and wants every outcome to be want.
 func probeN(t *testing.T, p *Prober, ep Endpoint, n int, want Outcome, when string) {
 	t.Helper()
@@ -170,9 +178,8 @@ func probeN(t *testing.T, p *Prober, ep Endpoint, n int, want Outcome, when stri
 
 func TestProberKeepsConnections(t *testing.T) {
 	b := newFakeBroker(t)
-	p := NewProber(testExchange)
-	defer p.Close()
-	probeN(t, p, EndpointOf(b.Addr(), "PLAINTEXT"), 20, Reachable, "live")
+	p, ep := proberOf(t, b, "PLAINTEXT")
+	probeN(t, p, ep, 20, Reachable, "live")
 	if n := b.accepts.Load(); n != Slots {
 		t.Fatalf("20 probes opened %d connections, want %d", n, Slots)
 	}
@@ -182,9 +189,7 @@ func TestProberKeepsConnections(t *testing.T) {
 // handshake, and a paused broker fails a probe after the exchange timeout.
 func TestProberKeepsTLSConnections(t *testing.T) {
 	b := newFakeTLSBroker(t)
-	p := NewProber(testExchange)
-	defer p.Close()
-	ep := EndpointOf(b.Addr(), "SSL")
+	p, ep := proberOf(t, b, "SSL")
 	probeN(t, p, ep, 3*Slots, Reachable, "live")
 	if n, r := b.accepts.Load(), b.requests.Load(); n != Slots || r != 3*Slots {
 		t.Fatalf("%d connections answered %d requests, want %d and %d", n, r, Slots, 3*Slots)
@@ -201,9 +206,7 @@ func TestProberKeepsTLSConnections(t *testing.T) {
 // probe is answered on the same connections.
 func TestProberPausedBroker(t *testing.T) {
 	b := newFakeBroker(t)
-	p := NewProber(testExchange)
-	defer p.Close()
-	ep := EndpointOf(b.Addr(), "PLAINTEXT")
+	p, ep := proberOf(t, b, "PLAINTEXT")
 	probeN(t, p, ep, Slots, Reachable, "before the pause")
 	b.Pause()
 	start := time.Now()
@@ -226,9 +229,7 @@ func TestProberPausedBroker(t *testing.T) {
 // reachable without waiting for TCP's backed-off retransmissions.
 func TestProberReplacesStaleConnections(t *testing.T) {
 	b := newFakeBroker(t)
-	p := NewProber(testExchange)
-	defer p.Close()
-	ep := EndpointOf(b.Addr(), "PLAINTEXT")
+	p, ep := proberOf(t, b, "PLAINTEXT")
 	for range Slots {
 		p.Probe(context.Background(), ep)
 	}
@@ -258,9 +259,7 @@ func TestProberReplacesStaleConnections(t *testing.T) {
 // and the probes that connect again are refused.
 func TestProberDeadBroker(t *testing.T) {
 	b := newFakeBroker(t)
-	p := NewProber(testExchange)
-	defer p.Close()
-	ep := EndpointOf(b.Addr(), "PLAINTEXT")
+	p, ep := proberOf(t, b, "PLAINTEXT")
 	probeN(t, p, ep, Slots, Reachable, "live")
 	b.Kill()
 	probeN(t, p, ep, Slots, Unknown, "kept connections closed")
@@ -271,9 +270,7 @@ func TestProberDeadBroker(t *testing.T) {
 // probe gets a connection of its own.
 func TestProberSASLConnectsEachTime(t *testing.T) {
 	b := newFakeBroker(t)
-	p := NewProber(testExchange)
-	defer p.Close()
-	ep := EndpointOf(b.Addr(), "SASL_PLAINTEXT")
+	p, ep := proberOf(t, b, "SASL_PLAINTEXT")
 	if !ep.SASL || ep.TLS {
 		t.Fatalf("endpoint %+v", ep)
 	}
