@@ -65,15 +65,21 @@ const staleAfter = 2 * time.Second
 type Prober struct {
 	exchange time.Duration
 
-	mu     sync.Mutex
-	closed bool
-	peers  map[string]*peer
+	mu        sync.Mutex
+	closed    bool
+	peers     map[string]*peer
+	lastSweep time.Time
 }
 
 type peer struct {
-	next  int
-	slots [Slots]slot
+	next     int
+	slots    [Slots]slot
+	lastUsed time.Time
 }
+
+// idleAfter is how long an address may go unprobed before its connections
+// are closed: the broker left the cluster or registered another address.
+const idleAfter = time.Minute
 
 // slot is one kept connection. A probe holds it (busy) from its request to
 // its answer or timeout; while it does, the slot's fields are the probe's.
@@ -126,11 +132,14 @@ func (p *Prober) Probe(ctx context.Context, ep Endpoint) Outcome {
 		p.mu.Unlock()
 		return Unknown
 	}
+	now := time.Now()
+	p.sweep(now)
 	pe := p.peers[ep.Addr]
 	if pe == nil {
 		pe = &peer{}
 		p.peers[ep.Addr] = pe
 	}
+	pe.lastUsed = now
 	s := &pe.slots[pe.next]
 	pe.next = (pe.next + 1) % Slots
 	if s.busy {
@@ -150,6 +159,33 @@ func (p *Prober) Probe(ctx context.Context, ep Endpoint) Outcome {
 	}
 	p.mu.Unlock()
 	return o
+}
+
+// sweep closes the connections of addresses not probed for idleAfter, at
+// most once per idleAfter. The caller holds p.mu.
+func (p *Prober) sweep(now time.Time) {
+	if now.Sub(p.lastSweep) < idleAfter {
+		return
+	}
+	p.lastSweep = now
+	for addr, pe := range p.peers {
+		if now.Sub(pe.lastUsed) < idleAfter {
+			continue
+		}
+		busy := false
+		for i := range pe.slots {
+			busy = busy || pe.slots[i].busy
+		}
+		if busy {
+			continue
+		}
+		for i := range pe.slots {
+			if c := pe.slots[i].conn; c != nil {
+				c.Close()
+			}
+		}
+		delete(p.peers, addr)
+	}
 }
 
 // exchangeOn runs one probe on slot s, which the caller holds.

@@ -25,6 +25,7 @@ import (
 type fakeBroker struct {
 	ln      net.Listener
 	accepts atomic.Int32
+	open    atomic.Int32 // connections not closed yet
 	conns   chan net.Conn
 
 	mu       sync.Mutex
@@ -130,6 +131,8 @@ func (b *fakeBroker) MuteOldConnections() {
 }
 
 func (b *fakeBroker) serve(c net.Conn, n int32) {
+	b.open.Add(1)
+	defer b.open.Add(-1)
 	defer c.Close()
 	for {
 		var size [4]byte
@@ -264,6 +267,27 @@ func TestProberDeadBroker(t *testing.T) {
 	b.Kill()
 	probeN(t, p, ep, Slots, Unknown, "kept connections closed")
 	probeN(t, p, ep, Slots, Refused, "connecting again")
+}
+
+// The connections to an address no longer probed are closed.
+func TestProberClosesIdleConnections(t *testing.T) {
+	gone, kept := newFakeBroker(t), newFakeBroker(t)
+	p, goneEP := proberOf(t, gone, "PLAINTEXT")
+	probeN(t, p, goneEP, Slots, Reachable, "live")
+	p.mu.Lock()
+	p.peers[goneEP.Addr].lastUsed = time.Now().Add(-idleAfter)
+	p.lastSweep = time.Time{}
+	p.mu.Unlock()
+	probeN(t, p, EndpointOf(kept.Addr(), "PLAINTEXT"), Slots, Reachable, "another broker")
+	for deadline := time.Now().Add(5 * time.Second); gone.open.Load() > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections to the address no longer probed are still open", gone.open.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := kept.open.Load(); n != Slots {
+		t.Fatalf("%d connections to the broker still probed, want %d", n, Slots)
+	}
 }
 
 // A SASL listener takes one ApiVersions before its SASL exchange: each
