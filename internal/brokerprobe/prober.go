@@ -188,12 +188,26 @@ func (p *Prober) sweep(now time.Time) {
 	}
 }
 
-// exchangeOn runs one probe on slot s, which the caller holds.
+// exchangeOn runs one probe on slot s, which the caller holds. A kept
+// connection found gone (the broker closed it: a process that died or
+// restarted) is replaced at once, within the same probe, so that a dead
+// broker's refused connection shows now and not at this slot's next turn,
+// Slots probes later.
 func (p *Prober) exchangeOn(ctx context.Context, s *slot, ep Endpoint) Outcome {
-	now := time.Now()
-	if s.conn != nil && len(s.pending) > 0 && now.Sub(s.pending[0].sent) > staleAfter {
+	if s.conn != nil && len(s.pending) > 0 && time.Since(s.pending[0].sent) > staleAfter {
 		p.drop(s)
 	}
+	kept := s.conn != nil
+	if o := p.exchange1(ctx, s, ep); o != Unknown || !kept || s.conn != nil {
+		return o
+	}
+	return p.exchange1(ctx, s, ep)
+}
+
+// exchange1 sends one ApiVersions on s's connection, connecting first if
+// it has none, and reads up to its answer. A connection that fails other
+// than by a timeout is dropped.
+func (p *Prober) exchange1(ctx context.Context, s *slot, ep Endpoint) Outcome {
 	if s.conn == nil {
 		conn, o := connect(ctx, ep.Addr, ep.TLS, p.exchange)
 		if conn == nil {
@@ -209,7 +223,6 @@ func (p *Prober) exchangeOn(ctx context.Context, s *slot, ep Endpoint) Outcome {
 			conn.Close()
 			return Unknown
 		}
-		now = time.Now()
 	}
 	conn := s.conn
 	ctx, cancel := context.WithTimeout(ctx, p.exchange)
@@ -234,7 +247,7 @@ func (p *Prober) exchangeOn(ctx context.Context, s *slot, ep Endpoint) Outcome {
 		p.drop(s)
 		return onKept(err)
 	}
-	s.pending = append(s.pending, pendingRequest{s.corr, now})
+	s.pending = append(s.pending, pendingRequest{s.corr, time.Now()})
 	for {
 		corr, err := readAnswer(conn)
 		if err != nil {
@@ -255,10 +268,10 @@ func (p *Prober) exchangeOn(ctx context.Context, s *slot, ep Endpoint) Outcome {
 	}
 }
 
-// onKept classifies a failed exchange on a kept connection: a timeout is
-// no answer; bytes that are not an answer we follow came from the broker;
-// any other error is the connection gone (a broker that died closes it),
-// which is no evidence either way: the next probe connects again and sees.
+// onKept classifies a failed exchange on a connection: a timeout is no
+// answer; bytes that are not an answer we follow came from the broker; any
+// other error is the connection gone (a broker that died closes it), which
+// is no evidence either way: connecting again tells (exchangeOn).
 func onKept(err error) Outcome {
 	var bad *badAnswerError
 	switch {

@@ -96,6 +96,12 @@ func (b *fakeBroker) Addr() string { return b.ln.Addr().String() }
 // process that dies.
 func (b *fakeBroker) Kill() {
 	b.ln.Close()
+	b.CloseConnections()
+}
+
+// CloseConnections closes the connections accepted so far, as a broker
+// that restarts on the same port does.
+func (b *fakeBroker) CloseConnections() {
 	for {
 		select {
 		case c := <-b.conns:
@@ -258,15 +264,28 @@ func TestProberReplacesStaleConnections(t *testing.T) {
 	}
 }
 
-// A broker that dies closes the kept connections (no proof either way),
-// and the probes that connect again are refused.
+// A broker that dies closes the kept connections, and the very probe that
+// finds one closed connects again and is refused: a dead broker's
+// refusals come every interval, not once a slot's turn comes round again.
 func TestProberDeadBroker(t *testing.T) {
 	b := newFakeBroker(t)
 	p, ep := proberOf(t, b, "PLAINTEXT")
 	probeN(t, p, ep, Slots, Reachable, "live")
 	b.Kill()
-	probeN(t, p, ep, Slots, Unknown, "kept connections closed")
-	probeN(t, p, ep, Slots, Refused, "connecting again")
+	probeN(t, p, ep, 2*Slots, Refused, "after the broker died")
+}
+
+// A broker that restarts closes the kept connections, and the probe that
+// finds one closed is answered on a new one.
+func TestProberRestartedBroker(t *testing.T) {
+	b := newFakeBroker(t)
+	p, ep := proberOf(t, b, "PLAINTEXT")
+	probeN(t, p, ep, Slots, Reachable, "live")
+	b.CloseConnections()
+	probeN(t, p, ep, 2*Slots, Reachable, "after the broker closed its connections")
+	if n := b.accepts.Load(); n != 2*Slots {
+		t.Fatalf("%d connections, want each of the %d replaced once", n, Slots)
+	}
 }
 
 // The connections to an address no longer probed are closed.
