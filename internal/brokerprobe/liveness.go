@@ -11,9 +11,10 @@
 //   - A probe nobody answers (the dial times out, or the broker says
 //     nothing back on a connection) is weaker: a paused process, a
 //     network that drops packets, or a prober that is itself cut off all
-//     look the same. A second or so of it makes the broker unresponsive; the caller decides whether its own view is trustworthy
-//     enough to act on (controller/ctl_broker_probe.go acts only when more
-//     brokers answer it than fail).
+//     look the same. A second or so of it makes the broker unresponsive;
+//     the caller decides whether its own view is trustworthy enough to act
+//     on (controller/ctl_broker_probe.go acts only when more brokers answer
+//     it than fail).
 //
 // Acting early is safe for the same reason acting on a session expiry is: a
 // new leader comes with a higher leader epoch and a new state-znode
@@ -30,8 +31,6 @@ import (
 	"net"
 	"syscall"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Outcome is what one probe showed.
@@ -63,46 +62,18 @@ func (o Outcome) String() string {
 }
 
 // Probe connects to addr and asks the broker to say something: an
-// ApiVersions request on a plaintext listener (which Kafka answers before
-// any SASL exchange), the start of a TLS handshake on an SSL one. Any
-// reply, even an error, shows a process that serves; the probe's own
-// credentials never matter. It is a Prober's probe without a kept
-// connection.
+// ApiVersions request (which Kafka answers before any SASL exchange),
+// after the TLS handshake on an SSL listener. Any reply, even an error or
+// a failed handshake, shows a process that serves; the probe's own
+// credentials never matter. It is a Prober's probe on a connection of its
+// own, closed after it.
 //
 // The connection gets DialTimeout, the exchange timeout: a lost SYN or
 // SYN-ACK is sent again only after a second, so on a lossy link a probe
 // whose dial was bounded by a second failed about one time in three, two
 // in a row often enough to fence a healthy broker.
 func Probe(ctx context.Context, addr string, useTLS bool, timeout time.Duration) Outcome {
-	conn, o := connect(ctx, addr, useTLS, timeout)
-	if conn == nil || useTLS {
-		// A completed handshake is the TLS listener's answer.
-		if conn != nil {
-			conn.Close()
-		}
-		return o
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	deadline, _ := ctx.Deadline()
-	_ = conn.SetDeadline(deadline)
-	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("kbroker-probe")).
-		AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), 1)
-	if _, err := conn.Write(frame); err != nil {
-		return answered(err)
-	}
-	// Read the answer to its end, so that closing sends a FIN, not the
-	// reset that unread data causes (which the broker would log).
-	if _, err := readAnswer(conn); err != nil {
-		var bad *badAnswerError
-		if errors.As(err, &bad) {
-			// Bytes came back, just not a frame we follow.
-			return Reachable
-		}
-		return answered(err)
-	}
-	return Reachable
+	return NewProber(timeout).probeOnce(ctx, Endpoint{Addr: addr, TLS: useTLS})
 }
 
 // maxAnswer bounds the answer a probe reads; ApiVersions is a few hundred

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kbroker/kbroker/config"
 )
 
 // Endpoint is a broker's listener as a probe sees it.
@@ -22,19 +24,15 @@ type Endpoint struct {
 	TLS bool
 	// SASL: a SASL_PLAINTEXT or SASL_SSL listener. Kafka takes one
 	// ApiVersions request on such a connection before the SASL exchange
-	// and closes it on a second, so these are probed one connection at a
-	// time (Probe).
+	// and closes it on a second, so these are probed on a connection per
+	// probe (Prober.probeOnce).
 	SASL bool
 }
 
 // EndpointOf is the Endpoint of a listener with the given security
 // protocol (a name from listener.security.protocol.map).
 func EndpointOf(addr, securityProtocol string) Endpoint {
-	return Endpoint{
-		Addr: addr,
-		TLS:  securityProtocol == "SSL" || securityProtocol == "SASL_SSL",
-		SASL: securityProtocol == "SASL_PLAINTEXT" || securityProtocol == "SASL_SSL",
-	}
+	return Endpoint{Addr: addr, TLS: config.UsesTLS(securityProtocol), SASL: config.UsesSASL(securityProtocol)}
 }
 
 // Slots is how many connections a Prober keeps to each broker, used in
@@ -57,8 +55,8 @@ const staleAfter = 2 * time.Second
 // costs a request and its answer, not a TCP handshake as well. That
 // matters for how fast a broker the network cuts off is found out: a new
 // connection to it fails only when its dial times out, which must allow
-// for a lost SYN (sent again after a second; Probe), while a request on a
-// kept connection fails after ExchangeTimeout. A paused broker's kernel
+// for a lost SYN (sent again after a second; DialTimeout), while a request
+// on a kept connection fails after the exchange timeout (DefaultTimeout). A paused broker's kernel
 // completes new connections, so for it the two are alike.
 //
 // A Prober is safe for concurrent use; Close ends it.
@@ -122,10 +120,10 @@ func (p *Prober) Close() {
 // Probe asks the broker at ep to answer: an ApiVersions request on the
 // next of its kept connections, connecting first if that one is gone or
 // stale. A SASL listener, or a connection still held by an earlier probe,
-// gets a probe of its own (Probe).
+// gets a connection of its own (probeOnce).
 func (p *Prober) Probe(ctx context.Context, ep Endpoint) Outcome {
 	if ep.SASL {
-		return Probe(ctx, ep.Addr, ep.TLS, p.exchange)
+		return p.probeOnce(ctx, ep)
 	}
 	p.mu.Lock()
 	if p.closed {
@@ -144,7 +142,7 @@ func (p *Prober) Probe(ctx context.Context, ep Endpoint) Outcome {
 	pe.next = (pe.next + 1) % Slots
 	if s.busy {
 		p.mu.Unlock()
-		return Probe(ctx, ep.Addr, ep.TLS, p.exchange)
+		return p.probeOnce(ctx, ep)
 	}
 	s.busy = true
 	p.mu.Unlock()
@@ -158,6 +156,14 @@ func (p *Prober) Probe(ctx context.Context, ep Endpoint) Outcome {
 		s.conn = nil
 	}
 	p.mu.Unlock()
+	return o
+}
+
+// probeOnce probes ep on a connection of its own, closed after it.
+func (p *Prober) probeOnce(ctx context.Context, ep Endpoint) Outcome {
+	var s slot
+	o := p.exchange1(ctx, &s, ep)
+	p.drop(&s)
 	return o
 }
 
