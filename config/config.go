@@ -149,6 +149,11 @@ type Config struct {
 	// listenerOverrides holds listener.name.<l>.<key> values by upper-case
 	// listener name, then key.
 	listenerOverrides map[string]map[string]string
+	// static is every key the file and overrides gave, as text (unknown
+	// keys too); dynDefault and dynBroker are the dynamic layers a
+	// Reconfigured config was built with (nil for the static one).
+	static                map[string]string
+	dynDefault, dynBroker map[string]string
 }
 
 // Listener is one NAME://host:port entry of listeners or advertised.listeners.
@@ -189,7 +194,7 @@ func Load(path string, overrides []string) (*Config, []string, error) {
 
 // FromMap builds a Config from already-parsed properties (tests, embedding).
 func FromMap(raw map[string]string) (*Config, []string, error) {
-	c := &Config{values: make(map[string]string, len(brokerDefs)), set: make(map[string]bool, len(raw))}
+	c := &Config{values: make(map[string]string, len(brokerDefs)), set: make(map[string]bool, len(raw)), static: copyMap(raw)}
 	var warnings []string
 	for _, k := range sortedKeys(raw) {
 		if _, ok := brokerDefIndex[k]; !ok {

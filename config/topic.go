@@ -169,7 +169,8 @@ var topicUnits = map[string][]string{
 
 // TopicDefault is the value a topic without an override gets for name, and
 // where it comes from: STATIC_BROKER_CONFIG when server.properties (or an
-// override) set the broker key, DEFAULT_CONFIG otherwise. Unknown names
+// override) set the broker key, DYNAMIC_DEFAULT_BROKER_CONFIG or
+// DYNAMIC_BROKER_CONFIG when a dynamic layer did, DEFAULT_CONFIG otherwise. Unknown names
 // give "" and UNKNOWN.
 func (c *Config) TopicDefault(name string) (string, kmsg.ConfigSource) {
 	d, ok := LookupTopicConfig(name)
@@ -184,9 +185,10 @@ func (c *Config) TopicDefault(name string) (string, kmsg.ConfigSource) {
 	if keys == nil {
 		keys = []string{d.BrokerConfig}
 	}
+	// The highest layer that sets any of the keys is the source.
 	for _, k := range keys {
-		if c.set[k] {
-			source = kmsg.ConfigSourceStaticBrokerConfig
+		if s := c.Source(k); sourceRank(s) > sourceRank(source) {
+			source = s
 		}
 	}
 	switch name {
@@ -213,4 +215,17 @@ func TopicConfigNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// sourceRank orders the layers a broker value can come from.
+func sourceRank(s kmsg.ConfigSource) int {
+	switch s {
+	case kmsg.ConfigSourceDynamicBrokerConfig:
+		return 3
+	case kmsg.ConfigSourceDynamicDefaultBrokerConfig:
+		return 2
+	case kmsg.ConfigSourceStaticBrokerConfig:
+		return 1
+	}
+	return 0
 }

@@ -336,11 +336,7 @@ func SetTopicConfig(zk zkstore.Client, name string, configs map[string]string) e
 	if err := SetEntityConfig(zk, ConfigTypeTopic, name, configs); err != nil {
 		return err
 	}
-	if err := CreateRecursive(zk, ConfigChangesPath); err != nil {
-		return err
-	}
-	_, err := zk.Create(ConfigChangesPath+"/"+ConfigChangePrefix, EncodeConfigChange(ConfigTypeTopic+"/"+name), zkstore.ModePersistentSequential)
-	return err
+	return announceConfigChange(zk, ConfigTypeTopic+"/"+name)
 }
 
 // ErrNotController answers admin operations on a broker that is not the

@@ -70,6 +70,21 @@ func newConnQuotas(cfg ServerConfig) *connQuotas {
 	return q
 }
 
+// reconfigure puts new limits into force (dynamic broker configs,
+// SocketServer.reconfigure in Kafka). Connections already open stay, even
+// above a lowered limit, as in Kafka; new ones are judged by the new
+// limits.
+func (q *connQuotas) reconfigure(cfg ServerConfig) {
+	cfg = cfg.withDefaults()
+	overrides := resolveOverrides(cfg.MaxConnectionsPerIPOverrides)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.maxConns, q.perIP, q.overrides = cfg.MaxConnections, cfg.MaxConnectionsPerIP, overrides
+	if rate := float64(cfg.MaxConnectionCreationRate); rate != q.rate {
+		q.rate, q.tokens = rate, min(q.tokens, rate)
+	}
+}
+
 // resolveOverrides turns max.connections.per.ip.overrides hosts into ips,
 // as Kafka does once with InetAddress.getByName.
 func resolveOverrides(in map[string]int) map[string]int {

@@ -244,6 +244,11 @@ func (s *Server) logReject(listener, ip string, reason rejectReason) {
 // Close stops every listener, closes every connection and waits for all
 // goroutines, including running Wait phases (which see their context
 // cancelled).
+// SetConnectionLimits applies changed max.connections,
+// max.connections.per.ip (and overrides) and max.connection.creation.rate
+// from cfg; its other fields are ignored.
+func (s *Server) SetConnectionLimits(cfg ServerConfig) { s.quotas.reconfigure(cfg) }
+
 func (s *Server) Close() {
 	s.cancel()
 	s.mu.Lock()

@@ -5,9 +5,10 @@ package server
 // TOPIC resources list every topic config: an override as
 // DYNAMIC_TOPIC_CONFIG, otherwise the broker's value as
 // STATIC_BROKER_CONFIG (set in server.properties) or DEFAULT_CONFIG, with
-// the broker keys as synonyms when asked. BROKER resources list the static
-// configuration, all read-only (no dynamic broker configs; GAPS.md); the
-// empty name (cluster-wide dynamic defaults) lists nothing. Other resource
+// the broker keys as synonyms when asked. BROKER resources list the
+// broker's configuration with each value's source (DYNAMIC_BROKER_CONFIG,
+// DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG);
+// the empty name lists the cluster-wide dynamic defaults. Other resource
 // types are refused with INVALID_REQUEST.
 
 import (
@@ -71,10 +72,10 @@ func (b *Broker) describeResource(rr kmsg.DescribeConfigsRequestResource, synony
 		if err := b.brokerResourceError(rr.ResourceName); err != nil {
 			return nil, err
 		}
-		if rr.ResourceName == "" || (rr.ConfigNames != nil && len(rr.ConfigNames) == 0) {
+		if rr.ConfigNames != nil && len(rr.ConfigNames) == 0 {
 			return nil, nil
 		}
-		return b.brokerConfigEntries(synonyms, docs, rr.ConfigNames...), nil
+		return b.brokerConfigEntries(rr.ResourceName != "", synonyms, docs, rr.ConfigNames...), nil
 	}
 	return nil, resourceTypeError(rr.ResourceType)
 }

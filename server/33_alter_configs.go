@@ -53,8 +53,8 @@ type configResourceKey struct {
 // alterConfigsPreprocess is what Kafka's ConfigAdminManager.preprocess
 // refuses before any authorization: a resource named twice, a config
 // named twice, a null value, and a BROKER resource (or another type)
-// whose change cannot be applied. Nothing of a broker is dynamic here,
-// so checking is all applying would do.
+// whose change cannot be applied: ZkAdminManager validates broker configs
+// before authorizing them.
 func (b *Broker) alterConfigsPreprocess(rr kmsg.AlterConfigsRequestResource, twice bool) error {
 	if twice {
 		return newTopicError(kerr.InvalidRequest, "Each resource must appear at most once.")
@@ -94,14 +94,11 @@ func (b *Broker) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly 
 		if err := b.brokerResourceError(rr.ResourceName); err != nil {
 			return err
 		}
-		if len(rr.Configs) == 0 {
-			return nil
-		}
-		keys := make([]string, 0, len(rr.Configs))
+		props := make(map[string]string, len(rr.Configs))
 		for _, c := range rr.Configs {
-			keys = append(keys, c.Name)
+			props[c.Name] = *c.Value // nulls were refused in preprocessing
 		}
-		return dynamicBrokerConfigError(rr.ResourceName, keys)
+		return b.alterBrokerConfigs(rr.ResourceName, props, validateOnly)
 	}
 	return resourceTypeError(rr.ResourceType)
 }

@@ -61,7 +61,7 @@ func TestAlterConfigsReplacesOverrides(t *testing.T) {
 	}
 }
 
-func TestAlterConfigsBrokerIsNotDynamic(t *testing.T) {
+func TestAlterConfigsBrokerStaticKeysRefused(t *testing.T) {
 	ab := startAdminBroker(t)
 	r := alterConfigs(t, ab, kmsg.ConfigResourceTypeBroker, "0", false, "log.retention.hours", "1")
 	if r.ErrorCode != kerr.InvalidRequest.Code || r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, "Cannot update these configs dynamically: Set(log.retention.hours)") {

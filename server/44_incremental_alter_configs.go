@@ -6,8 +6,9 @@ package server
 // or remove from a LIST config, starting from its current value (the
 // override, else the broker default) as Kafka does. The resulting override
 // set is validated as a whole and stored at once, so a resource either
-// changes completely or not at all. BROKER resources get the same answer
-// as in AlterConfigs: nothing is dynamic here (GAPS.md).
+// changes completely or not at all. On a BROKER resource the operations
+// apply to the entity's stored dynamic configs, as ZkAdminManager reads
+// them from /config/brokers, and the result replaces them.
 
 import (
 	"context"
@@ -72,7 +73,7 @@ func (b *Broker) incrementalPreprocess(rr kmsg.IncrementalAlterConfigsRequestRes
 		return newTopicError(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ", "))
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
-		// Nothing dynamic here: checking is all applying would do.
+		// ZkAdminManager validates broker configs before authorizing.
 		return b.incrementalAlterConfigs(rr, true)
 	}
 	return nil
@@ -104,19 +105,15 @@ func (b *Broker) incrementalAlterConfigs(rr kmsg.IncrementalAlterConfigsRequestR
 		if err := b.brokerResourceError(rr.ResourceName); err != nil {
 			return err
 		}
-		// No dynamic broker config is ever set here, so deleting one is
-		// the no-op Kafka makes of deleting an unset config (what
-		// kafka-reassign-partitions --verify does to clear throttles).
-		var keys []string
-		for _, c := range rr.Configs {
-			if c.Op != kmsg.IncrementalAlterConfigOpDelete {
-				keys = append(keys, c.Name)
-			}
+		current, err := b.storedBrokerConfigs(rr.ResourceName)
+		if err != nil {
+			return err
 		}
-		if len(keys) == 0 {
-			return nil
+		props, err := applyBrokerConfigOps(current, rr.Configs)
+		if err != nil {
+			return err
 		}
-		return dynamicBrokerConfigError(rr.ResourceName, keys)
+		return b.alterBrokerConfigs(rr.ResourceName, props, validateOnly)
 	}
 	return resourceTypeError(rr.ResourceType)
 }
@@ -150,7 +147,7 @@ func (b *Broker) applyConfigOps(current map[string]string, ops []kmsg.Incrementa
 			}
 			cur, ok := out[op.Name]
 			if !ok {
-				cur, _ = b.cfg.TopicDefault(op.Name)
+				cur, _ = b.current().TopicDefault(op.Name)
 			}
 			var delta []string
 			if op.Value != nil {

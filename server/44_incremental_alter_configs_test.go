@@ -83,7 +83,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 	if r := incrementalAlter(t, ab, kmsg.ConfigResourceTypeTopic, "none", configOp{set, "retention.ms", strp("1")}); r.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("unknown topic: %s", errName(r.ErrorCode))
 	}
-	if r := incrementalAlter(t, ab, kmsg.ConfigResourceTypeBroker, "0", configOp{set, "num.io.threads", strp("4")}); r.ErrorCode != kerr.InvalidRequest.Code {
+	if r := incrementalAlter(t, ab, kmsg.ConfigResourceTypeBroker, "0", configOp{set, "log.retention.hours", strp("4")}); r.ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("broker: %s", errName(r.ErrorCode))
 	}
 	// Deleting a broker config that is not set is a no-op, as

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -61,15 +60,6 @@ var kafkaDefaults = sync.OnceValue(func() map[string]string {
 	return m
 })
 
-// brokerEntries indexes this broker's config entries by name.
-func (b *Broker) brokerEntries() map[string]config.BrokerConfigEntry {
-	m := map[string]config.BrokerConfigEntry{}
-	for _, e := range b.cfg.BrokerConfigEntries() {
-		m[e.Name] = e
-	}
-	return m
-}
-
 // topicConfigEntries describes every topic config (or only names, when
 // non-nil) given a topic's overrides, as Kafka's ConfigHelper does: an
 // override is DYNAMIC_TOPIC_CONFIG, otherwise the broker value is
@@ -79,10 +69,7 @@ func (b *Broker) topicConfigEntries(overrides map[string]string, synonyms, docs 
 	for _, n := range names {
 		want[n] = true
 	}
-	var broker map[string]config.BrokerConfigEntry
-	if synonyms {
-		broker = b.brokerEntries()
-	}
+	cfg := b.current()
 	defs := config.TopicConfigDefs()
 	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
 	out := make([]describedConfig, 0, len(defs))
@@ -94,14 +81,14 @@ func (b *Broker) topicConfigEntries(overrides map[string]string, synonyms, docs 
 		if v, ok := overrides[d.Name]; ok {
 			e.Value, e.Source = nullableString(v), kmsg.ConfigSourceDynamicTopicConfig
 		} else {
-			v, src := b.cfg.TopicDefault(d.Name)
+			v, src := cfg.TopicDefault(d.Name)
 			e.Value, e.Source = nullableString(v), src
 		}
 		if docs {
 			e.Doc = nullableString(d.Doc)
 		}
 		if synonyms {
-			e.Synonyms = topicSynonyms(d, overrides, broker)
+			e.Synonyms = topicSynonyms(cfg, d, overrides)
 		}
 		out = append(out, e)
 	}
@@ -109,10 +96,10 @@ func (b *Broker) topicConfigEntries(overrides map[string]string, synonyms, docs 
 }
 
 // topicSynonyms lists where a topic config's value could come from, highest
-// precedence first: the topic override, then the broker keys set in
-// server.properties, then the broker keys' Kafka defaults
-// (ConfigHelper.configSynonyms groups by source, not by key).
-func topicSynonyms(d config.TopicConfigDef, overrides map[string]string, broker map[string]config.BrokerConfigEntry) []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
+// precedence first: the topic override, then the broker keys by layer
+// (dynamic per broker, dynamic default, server.properties, Kafka's
+// default), as ConfigHelper.createTopicConfigEntry lists them.
+func topicSynonyms(cfg *config.Config, d config.TopicConfigDef, overrides map[string]string) []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
 	var out []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
 	add := func(name, value string, src kmsg.ConfigSource) {
 		s := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
@@ -122,31 +109,38 @@ func topicSynonyms(d config.TopicConfigDef, overrides map[string]string, broker 
 	if v, ok := overrides[d.Name]; ok {
 		add(d.Name, v, kmsg.ConfigSourceDynamicTopicConfig)
 	}
-	keys := brokerSynonymsOf(d)
-	for _, k := range keys {
-		if e, ok := broker[k]; ok && e.Source == kmsg.ConfigSourceStaticBrokerConfig {
-			add(k, e.Value, kmsg.ConfigSourceStaticBrokerConfig)
-		}
-	}
-	defaults := kafkaDefaults()
-	for _, k := range keys {
-		if v, ok := defaults[k]; ok {
-			add(k, v, kmsg.ConfigSourceDefaultConfig)
+	if keys := brokerSynonymsOf(d); len(keys) > 0 {
+		for _, syn := range cfg.TopicDefaultSynonyms(keys[0], kafkaDefaults()) {
+			add(syn.Name, syn.Value, syn.Source)
 		}
 	}
 	return out
 }
 
-// brokerConfigEntries describes this broker's static configuration. Every
-// entry is read-only: kbroker has no dynamic broker configs (GAPS.md).
-func (b *Broker) brokerConfigEntries(synonyms, docs bool, names ...string) []describedConfig {
+// brokerConfigEntries describes this broker's configuration (perBroker),
+// or the cluster-wide dynamic defaults, as ConfigHelper.createBrokerConfigEntry
+// does: the source is the highest layer that sets the key, and for the
+// defaults only that layer is listed.
+func (b *Broker) brokerConfigEntries(perBroker, synonyms, docs bool, names ...string) []describedConfig {
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
+	cfg := b.current()
 	defaults := kafkaDefaults()
+	var entries []config.BrokerConfigEntry
+	if perBroker {
+		entries = cfg.BrokerConfigEntries()
+	} else {
+		for _, e := range cfg.BrokerConfigEntries() {
+			if v, ok := cfg.DynamicDefaultConfigs()[e.Name]; ok {
+				e.Value, e.Source = v, kmsg.ConfigSourceDynamicDefaultBrokerConfig
+				entries = append(entries, e)
+			}
+		}
+	}
 	var out []describedConfig
-	for _, e := range b.cfg.BrokerConfigEntries() {
+	for _, e := range entries {
 		if len(want) > 0 && !want[e.Name] {
 			continue
 		}
@@ -158,19 +152,16 @@ func (b *Broker) brokerConfigEntries(synonyms, docs bool, names ...string) []des
 			d.Doc = nil // Kafka's broker docs are long prose we do not carry.
 		}
 		if synonyms {
-			add := func(v string, src kmsg.ConfigSource) {
+			for _, syn := range cfg.ConfigSynonyms(e.Name, defaults) {
+				if !perBroker && syn.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+					continue
+				}
 				s := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-				s.Name, s.Value, s.Source = e.Name, nullableString(v), src
+				s.Name, s.Value, s.Source = syn.Name, nullableString(syn.Value), syn.Source
 				if e.Sensitive {
 					s.Value = nil
 				}
 				d.Synonyms = append(d.Synonyms, s)
-			}
-			if e.Source == kmsg.ConfigSourceStaticBrokerConfig {
-				add(e.Value, kmsg.ConfigSourceStaticBrokerConfig)
-			}
-			if v, ok := defaults[e.Name]; ok {
-				add(v, kmsg.ConfigSourceDefaultConfig)
 			}
 		}
 		out = append(out, d)
@@ -195,12 +186,11 @@ func (b *Broker) brokerResourceError(name string) *topicError {
 	return nil
 }
 
-// dynamicBrokerConfigError is Kafka's answer to changing a broker config
-// that cannot change at runtime; for kbroker that is every broker config.
-func dynamicBrokerConfigError(name string, keys []string) *topicError {
-	sort.Strings(keys)
+// dynamicBrokerConfigError is ZkAdminManager's answer to a broker config
+// change that DynamicBrokerConfig refuses.
+func dynamicBrokerConfigError(name string, reason string) *topicError {
 	return newTopicError(kerr.InvalidRequest,
-		"Invalid config value for resource ConfigResource(type=BROKER, name='%s'): Cannot update these configs dynamically: Set(%s)", name, strings.Join(keys, ", "))
+		"Invalid config value for resource ConfigResource(type=BROKER, name='%s'): %s", name, reason)
 }
 
 // unknownTopicError is the answer for a config resource naming a topic that

@@ -28,7 +28,16 @@ import (
 
 // Broker is one kbroker process: its topic table, logs and API handlers.
 type Broker struct {
-	cfg    *config.Config
+	// cfg is the static configuration (server.properties and overrides).
+	// Keys that may change at runtime are read from current(), which
+	// adds the dynamic broker configs (dynamic_broker_configs.go).
+	cfg *config.Config
+	// dynamic is the configuration in force once the dynamic layers were
+	// read; dynamicMu orders its replacements.
+	dynamic   atomic.Pointer[config.Config]
+	dynamicMu sync.Mutex
+	// brokerConfigs is where dynamic broker configs are stored, set in Run.
+	brokerConfigs brokerConfigStore
 	logger *slog.Logger
 	reg    *prometheus.Registry
 
@@ -165,7 +174,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		Fetchers:         b.newFetchers(),
 		Logger:           logger,
 		TopicConfigs:     b.clusterTopicConfigs,
-		LogConfig:        cfg.TopicLogConfig,
+		LogConfig:        func(o map[string]string) logstore.Config { return b.current().TopicLogConfig(o) },
 		PartitionOptions: b.partitionOptions,
 	})
 	if cfg.Standalone() {
@@ -244,6 +253,7 @@ func (b *Broker) Run(stop context.Context) error {
 	}
 	b.cluster.control = nodeControl{node}
 	b.security = node
+	b.brokerConfigs = node
 	var wg sync.WaitGroup
 	errs := make(chan error, len(lns)+2)
 	if b.authorizer != nil {
@@ -253,10 +263,14 @@ func (b *Broker) Run(stop context.Context) error {
 			node.WatchACLChanges(ctx, b.reloadACLs)
 		}()
 	}
-	wg.Add(4)
+	wg.Add(5)
 	go func() {
 		defer wg.Done()
 		b.runTopicConfigChanges(ctx, node)
+	}()
+	go func() {
+		defer wg.Done()
+		b.runBrokerConfigChanges(ctx, node)
 	}()
 	nodeFailed := make(chan struct{})
 	go func() {
@@ -281,6 +295,7 @@ func (b *Broker) Run(stop context.Context) error {
 		// did.
 		b.awaitOwnMetadata(stop, nodeFailed)
 	}
+	b.loadDynamicConfigs(stop, node, nodeFailed)
 	if b.authorizer != nil {
 		// Kafka's authorizer loads every ACL before the broker serves:
 		// a request must never be judged against a partial set.

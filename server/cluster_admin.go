@@ -155,7 +155,7 @@ func (b *Broker) useTopicConfigs(name string, configs map[string]string) {
 	if t == nil {
 		return
 	}
-	lc := b.cfg.TopicLogConfig(configs)
+	lc := b.current().TopicLogConfig(configs)
 	minIsr := b.partitionOptions(configs).MinInsyncReplicas
 	for _, p := range t.Partitions {
 		if p != nil {

@@ -179,7 +179,7 @@ func (c nodeControl) RecordIsrChange(topic string, partition int32) {
 // cluster mode: min.insync.replicas from the topic's overrides, else the
 // broker's.
 func (b *Broker) partitionOptions(topicConfigs map[string]string) replica.Options {
-	minIsr := int(b.cfg.MinInsyncReplicas)
+	minIsr := int(b.current().MinInsyncReplicas)
 	if v, ok := topicConfigs["min.insync.replicas"]; ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			minIsr = n

@@ -16,7 +16,7 @@ func (b *Broker) topicSetting(t *Topic, name string) string {
 	if v, ok := t.Configs[name]; ok {
 		return v
 	}
-	v, _ := b.cfg.TopicDefault(name)
+	v, _ := b.current().TopicDefault(name)
 	return v
 }
 
@@ -39,7 +39,7 @@ type produceRules struct {
 
 func (b *Broker) produceRules(t *Topic) produceRules {
 	return produceRules{
-		maxMessageBytes: b.topicSettingInt(t, "max.message.bytes", int64(b.cfg.MessageMaxBytes)),
+		maxMessageBytes: b.topicSettingInt(t, "max.message.bytes", int64(b.current().MessageMaxBytes)),
 		logAppendTime:   b.topicSetting(t, "message.timestamp.type") == "LogAppendTime",
 		beforeMaxMs:     b.topicSettingInt(t, "message.timestamp.before.max.ms", math.MaxInt64),
 		afterMaxMs:      b.topicSettingInt(t, "message.timestamp.after.max.ms", math.MaxInt64),
