@@ -38,8 +38,8 @@ type Broker struct {
 	dynamicMu sync.Mutex
 	// brokerConfigs is where dynamic broker configs are stored, set in Run.
 	brokerConfigs brokerConfigStore
-	logger *slog.Logger
-	reg    *prometheus.Registry
+	logger        *slog.Logger
+	reg           *prometheus.Registry
 
 	logs *logstore.Manager
 	// store is the metadata store of a broker without ZooKeeper; nil
