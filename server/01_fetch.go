@@ -18,8 +18,10 @@ package server
 // A follower's fetch (replica id >= 0) reads to the log end and updates the
 // leader's view of that follower (replica.Partition.ReadForFollower).
 // Authorization as Kafka's (authorizeFetch).
+// Replication quotas (KIP-73) hold back throttled partitions of followers
+// out of the ISR (fetch_throttle.go).
 // Differences from Kafka: rack-aware preferred read replicas are not chosen
-// (always -1); no throttling.
+// (always -1).
 
 import (
 	"context"
@@ -49,6 +51,9 @@ func handleFetch(b *Broker, _ context.Context, req *protocol.Request) protocol.R
 		return protocol.Response{Msg: resp}
 	}
 	b.authorizeFetch(req, plan)
+	if plan.replicaID >= 0 {
+		plan.leaderQuota = b.leaderQuota
+	}
 	if req.Conn != nil {
 		listener := req.Conn.Listener
 		plan.hints = func(resp *kmsg.FetchResponse) { b.addFetchLeaderHints(resp, listener) }
@@ -236,6 +241,7 @@ func (f *fetchPlan) wait(delayed *delayedOps, maxWait time.Duration) protocol.Re
 // answer encodes the last read: a plain message when small, else a frame
 // whose record bytes go straight from the log to the socket.
 func (f *fetchPlan) answer() protocol.Response {
+	f.recordThrottledBytes()
 	resp, holes := f.response()
 	// Hints go only with a partition's error (current_leader.go), so a
 	// fetch without one skips the walk over the response.

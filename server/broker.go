@@ -20,6 +20,7 @@ import (
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/replica/throttle"
 	"github.com/kbroker/kbroker/security/acl"
 	"github.com/kbroker/kbroker/server/group"
 	"github.com/kbroker/kbroker/server/txn"
@@ -38,6 +39,9 @@ type Broker struct {
 	dynamicMu sync.Mutex
 	// brokerConfigs is where dynamic broker configs are stored, set in Run.
 	brokerConfigs brokerConfigStore
+	// leaderQuota and followerQuota are the replication quotas (KIP-73,
+	// fetch_throttle.go).
+	leaderQuota, followerQuota *throttle.Quota
 	logger        *slog.Logger
 	reg           *prometheus.Registry
 
@@ -126,6 +130,9 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		bound:  map[string]*net.TCPAddr{},
 		now:    time.Now,
 		halt:   os.Exit,
+
+		leaderQuota:   throttle.New(),
+		followerQuota: throttle.New(),
 	}
 	b.toController = &controllerClient{b: b}
 	for _, l := range cfg.Listeners {

@@ -21,6 +21,7 @@ func (b *Broker) newFetchers() *fetcher.Manager {
 		ReplicaFetchBackoff:          b.cfg.ReplicaFetchBackoff,
 		ReplicaSocketTimeout:         b.cfg.ReplicaSocketTimeout,
 		Registerer:                   b.reg,
+		Quota:                        b.followerQuota,
 	}, fetcher.KgoDialer{Opts: b.interBrokerOpts}, b.logger.With("component", "replica-fetcher"))
 }
 

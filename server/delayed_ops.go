@@ -142,7 +142,9 @@ func (d *delayedFetch) state(i int) replica.FetchWaitState {
 		return replica.FetchWaitState{Gone: true}
 	}
 	st := replica.FetchWaitState{EndOffset: end, LogEndOffset: leo}
-	if fp.fetchOffset < end {
+	// A throttled partition's data is not sent, so it must not end the
+	// wait either (DelayedFetch skips what shouldLeaderThrottle holds).
+	if fp.fetchOffset < end && !fp.throttled {
 		n, err := d.bytesAvailable(i, fp, end)
 		if err != nil {
 			return replica.FetchWaitState{Gone: true}

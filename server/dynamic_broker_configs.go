@@ -109,6 +109,7 @@ func (b *Broker) applyDynamicConfigs(def, own map[string]string) {
 		return
 	}
 	b.dynamic.Store(next)
+	b.applyReplicationRates(own, def)
 	changed := changedKeys(old, next)
 	if len(changed) == 0 {
 		return

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/replica/throttle"
 )
 
 // fetchPart is one partition of a fetch as the data path sees it: from the
@@ -21,6 +22,10 @@ type fetchPart struct {
 	// so reads need no lock.
 	fetchPosition
 	diverging *replica.DivergingEpoch
+
+	// throttled: a follower's partition held back by the leader's
+	// replication quota on this fetch (fetch_throttle.go).
+	throttled bool
 
 	// Outcome of the last read.
 	data    logstore.ReadResult
@@ -44,6 +49,9 @@ type fetchPlan struct {
 	parts     []*fetchPart
 	session   *fetchSession // nil for sessionless and uncached full fetches
 	full      bool
+	// leaderQuota is the leader's replication quota, for a follower's
+	// fetch; nil for consumers.
+	leaderQuota *throttle.Quota
 }
 
 // read reads every partition, honouring response and partition limits:
@@ -70,7 +78,16 @@ func (f *fetchPlan) read(updateFetchState bool) int {
 			fp.readErr = kerr.NotLeaderForPartition
 			continue
 		}
+		if updateFetchState {
+			fp.throttled = f.leaderThrottles(fp)
+		}
 		limit := min(int(fp.partitionMaxBytes), remaining)
+		if fp.throttled {
+			// Nothing read, but the follower's position still counts.
+			_, info, diverging, err := fp.p.ReadForFollower(f.replicaID, fp.fetchOffset, fp.followerLogStartOffset, fp.lastFetchedEpoch, 0, false, updateFetchState)
+			fp.info, fp.diverging, fp.readErr = info, diverging, err
+			continue
+		}
 		if limit <= 0 && !minOne {
 			fp.info = fp.p.Offsets(f.isolation)
 			continue

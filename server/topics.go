@@ -94,6 +94,7 @@ type topicSnapshot struct {
 // changes, the topic table. The caller holds b.mu.
 func (b *Broker) setTopicsLocked(byName map[string]*Topic, byID map[[16]byte]*Topic) {
 	b.topicsSnap.Store(&topicSnapshot{byName: byName, byID: byID})
+	b.refreshThrottledReplicas(byName)
 }
 
 // putTopicLocked adds t to the table or replaces the topic of its name and

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kbroker/kbroker/replica/throttle"
 )
 
 // BrokerEndpoint is a leader to fetch from: its broker id and the
@@ -56,6 +58,10 @@ type Config struct {
 	Clock Clock
 	// Registerer receives the ReplicaMaxLag gauge; nil registers nothing.
 	Registerer prometheus.Registerer
+	// Quota is the follower's replication quota (KIP-73): a throttled
+	// partition that is not caught up is left out of a fetch while the
+	// quota is exceeded. nil throttles nothing.
+	Quota *throttle.Quota
 }
 
 // Kafka's defaults (ReplicationConfigs.java).

@@ -3,6 +3,7 @@ package fetcher
 import (
 	"encoding/binary"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -15,7 +16,8 @@ import (
 // backing off and applies the answer. Reports whether it sent anything.
 func (f *fetcher) fetchRound() bool {
 	f.mu.Lock()
-	sts := f.readyLocked(fetching, f.cfg.Clock.Now())
+	now := f.cfg.Clock.Now()
+	sts := f.unthrottled(f.readyLocked(fetching, now), now)
 	if len(sts) == 0 {
 		f.mu.Unlock()
 		return false
@@ -114,7 +116,37 @@ func (f *fetcher) processPartitionLocked(st *partitionState, p *kmsg.FetchRespon
 	st.fetchOffset = st.p.LogEndOffset()
 	st.p.SetLeaderHighWatermark(p.HighWatermark, p.LogStartOffset)
 	st.lag = max(0, p.HighWatermark-st.fetchOffset)
+	st.inSync = st.lag == 0
+	if q := f.cfg.Quota; q != nil && len(p.RecordBatches) > 0 && q.Throttled(st.part.Topic, st.part.Partition) {
+		q.Record(len(p.RecordBatches), f.cfg.Clock.Now())
+	}
 	return true
+}
+
+// unthrottled leaves out the partitions the follower's replication quota
+// holds back (ReplicaFetcherThread.shouldFollowerThrottle): throttled,
+// not caught up, and the quota exceeded. When that leaves nothing, the
+// fetcher idles for replica.fetch.backoff.ms, as Kafka's does with an
+// empty fetch.
+func (f *fetcher) unthrottled(sts []*partitionState, now time.Time) []*partitionState {
+	q := f.cfg.Quota
+	if q == nil || !q.Throttles() {
+		return sts
+	}
+	exceeded, checked := false, false
+	out := sts[:0]
+	for _, st := range sts {
+		if !st.inSync && q.Throttled(st.part.Topic, st.part.Partition) {
+			if !checked {
+				exceeded, checked = q.Exceeded(now), true
+			}
+			if exceeded {
+				continue
+			}
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // wholeBatches parses the record batches of a fetch answer. A leader may

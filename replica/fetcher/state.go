@@ -36,6 +36,10 @@ type partitionState struct {
 	fetchOffset  int64
 	delayedUntil time.Time
 	lag          int64
+	// inSync: the last answer left the follower at the leader's HW
+	// (PartitionFetchState.isReplicaInSync: a lag known and zero). Only
+	// replicas not in sync are throttled.
+	inSync bool
 }
 
 func newPartitionState(p Partition, truncateOnFetch bool) *partitionState {
