@@ -39,6 +39,9 @@ type Broker struct {
 	dynamicMu sync.Mutex
 	// brokerConfigs is where dynamic broker configs are stored, set in Run.
 	brokerConfigs brokerConfigStore
+	// listenerTLS holds each TLS listener's configuration in force, by
+	// listener name (listener_tls_reload.go).
+	listenerTLS map[string]*reloadableTLS
 	// leaderQuota and followerQuota are the replication quotas (KIP-73,
 	// fetch_throttle.go).
 	leaderQuota, followerQuota *throttle.Quota
@@ -131,6 +134,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		now:    time.Now,
 		halt:   os.Exit,
 
+		listenerTLS:   map[string]*reloadableTLS{},
 		leaderQuota:   throttle.New(),
 		followerQuota: throttle.New(),
 	}

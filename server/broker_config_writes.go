@@ -30,6 +30,18 @@ func (b *Broker) alterBrokerConfigs(name string, props map[string]string, valida
 		}
 		return dynamicBrokerConfigError(name, "Password encoder secret not configured")
 	}
+	// A listener keystore or truststore must load, and name the same
+	// broker, before the change is stored (SslFactory.validateReconfiguration).
+	reload := tlsReloadListeners(props)
+	if perBroker && len(reload) > 0 {
+		next, err := b.current().Reconfigured(b.current().DynamicDefaultConfigs(), props)
+		if err != nil {
+			return dynamicBrokerConfigError(name, err.Error())
+		}
+		if _, err := b.buildListenerTLS(next, reload); err != nil {
+			return dynamicBrokerConfigError(name, err.Error())
+		}
+	}
 	if validateOnly {
 		return nil
 	}
@@ -48,6 +60,15 @@ func (b *Broker) alterBrokerConfigs(name string, props map[string]string, valida
 	// already shows it.
 	if err := b.reloadDynamicConfigs(b.brokerConfigs); err != nil {
 		b.logger.Warn("cannot re-read dynamic broker configs after writing them", "err", err)
+	}
+	if perBroker && len(reload) > 0 {
+		// The same location set again: the file may have changed in
+		// place (reloadUpdatedFilesWithoutConfigChange).
+		builds, err := b.buildListenerTLS(b.current(), reload)
+		if err != nil {
+			return dynamicBrokerConfigError(name, err.Error())
+		}
+		b.applyListenerTLS(builds)
 	}
 	return nil
 }

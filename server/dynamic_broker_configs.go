@@ -161,7 +161,8 @@ func changedKeys(old, next *config.Config) []string {
 }
 
 // reconfigure is Kafka's BrokerReconfigurables for the keys that changed:
-// the log defaults of every hosted log and the connection limits.
+// the log defaults of every hosted log, the connection limits and the
+// listeners' TLS stores.
 func (b *Broker) reconfigure(old, next *config.Config, changed []string) {
 	logs, conns := false, false
 	for _, k := range changed {
@@ -183,5 +184,12 @@ func (b *Broker) reconfigure(old, next *config.Config, changed []string) {
 	}
 	if conns && b.srv != nil {
 		b.srv.SetConnectionLimits(serverConfig(next, nil))
+	}
+	// Listener ssl.* changes (SslFactory.reconfigure): a keystore that
+	// does not load, or names another broker, keeps the old one in force.
+	if builds, err := b.buildListenerTLS(next, nil); err != nil {
+		b.logger.Error("listener TLS configs could not be applied; keeping the current ones", "err", err)
+	} else {
+		b.applyListenerTLS(builds)
 	}
 }

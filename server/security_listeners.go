@@ -23,7 +23,9 @@ func (b *Broker) listenerConfig(s config.ListenerSecurity) (protocol.ListenerCon
 		if err != nil {
 			return lc, fmt.Errorf("listener %s: %w", s.Name, err)
 		}
-		lc.TLS = tc
+		r := newReloadableTLS(tc, s.SSL)
+		b.listenerTLS[s.Name] = r
+		lc.TLS = r.serverConfig()
 		mapper, err := principal.ParseSSLMappingRules(s.PrincipalMappingRules)
 		if err != nil {
 			return lc, fmt.Errorf("listener %s: ssl.principal.mapping.rules: %w", s.Name, err)

@@ -146,6 +146,20 @@ func (p *PKI) newCA(t testing.TB, name, cn string) string {
 // is "rsa:2048" or "ec" (P-256).
 func (p *PKI) issue(t testing.TB, ca, cn, ou, san, keyType string) *Cert {
 	t.Helper()
+	return p.issueAs(t, cn, ca, cn, ou, san, keyType)
+}
+
+// ReissueBroker issues another broker certificate, with a new key, into
+// files named after file: with cn "broker" it names the same broker (a
+// rotated certificate), with another cn a different one.
+func (p *PKI) ReissueBroker(t testing.TB, file, cn string) *Cert {
+	t.Helper()
+	return p.issueAs(t, file, "ca", cn, "brokers", "subjectAltName=IP:127.0.0.1,DNS:localhost", "rsa:2048")
+}
+
+// issueAs is issue writing its files under the name file.
+func (p *PKI) issueAs(t testing.TB, file, ca, cn, ou, san, keyType string) *Cert {
+	t.Helper()
 	usage := "digitalSignature,keyEncipherment"
 	if keyType == "ec" {
 		usage = "digitalSignature"
@@ -154,9 +168,9 @@ func (p *PKI) issue(t testing.TB, ca, cn, ou, san, keyType string) *Cert {
 	if san != "" {
 		ext += san + "\n"
 	}
-	extPath := p.path(cn + ".ext")
+	extPath := p.path(file + ".ext")
 	writeFile(t, extPath, ext)
-	key, csr, leaf := p.path(cn+".key"), p.path(cn+".csr"), p.path(cn+"-leaf.pem")
+	key, csr, leaf := p.path(file+".key"), p.path(file+".csr"), p.path(file+"-leaf.pem")
 	newKey := []string{"-newkey", keyType}
 	if keyType == "ec" {
 		newKey = append(newKey, "-pkeyopt", "ec_paramgen_curve:prime256v1")
@@ -167,10 +181,10 @@ func (p *PKI) issue(t testing.TB, ca, cn, ou, san, keyType string) *Cert {
 		"-CAcreateserial", "-out", leaf, "-days", "2", "-extfile", extPath)
 	c := &Cert{
 		Principal:   fmt.Sprintf("CN=%s,OU=%s,O=%s", cn, ou, pkiOrg),
-		CertPEM:     p.path(cn + "-chain.pem"),
+		CertPEM:     p.path(file + "-chain.pem"),
 		KeyPEM:      key,
-		PEMKeystore: p.path(cn + "-keystore.pem"),
-		P12:         p.path(cn + ".p12"),
+		PEMKeystore: p.path(file + "-keystore.pem"),
+		P12:         p.path(file + ".p12"),
 	}
 	chain := readFile(t, leaf) + readFile(t, p.path(ca+".pem"))
 	writeFile(t, c.CertPEM, chain)
