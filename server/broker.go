@@ -45,8 +45,8 @@ type Broker struct {
 	// leaderQuota and followerQuota are the replication quotas (KIP-73,
 	// fetch_throttle.go).
 	leaderQuota, followerQuota *throttle.Quota
-	logger        *slog.Logger
-	reg           *prometheus.Registry
+	logger                     *slog.Logger
+	reg                        *prometheus.Registry
 
 	logs *logstore.Manager
 	// store is the metadata store of a broker without ZooKeeper; nil
