@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -70,10 +69,10 @@ func (b *Broker) buildListenerTLS(cfg *config.Config, reload map[string]bool) ([
 		}
 		tc, err := tlsconfig.Server(ssl)
 		if err != nil {
-			return nil, fmt.Errorf("Validation of dynamic config update of SSLFactory failed: listener %s: %w", l.Name, err)
+			return nil, sslValidationError(fmt.Sprintf("Validation of dynamic config update of SSLFactory failed: listener %s: %v", l.Name, err))
 		}
 		if err := sameIdentity(r.cur.Load(), tc); err != nil {
-			return nil, fmt.Errorf("Validation of dynamic config update of SSLFactory failed: listener %s: %w", l.Name, err)
+			return nil, sslValidationError(fmt.Sprintf("Validation of dynamic config update of SSLFactory failed: listener %s: %v", l.Name, err))
 		}
 		out = append(out, listenerTLSBuild{r, tc, ssl})
 	}
@@ -100,10 +99,10 @@ func sameIdentity(old, next *tls.Config) error {
 		return nil
 	}
 	if a.Subject.String() != b.Subject.String() {
-		return errors.New("Keystore DistinguishedName does not match: existing={" + a.Subject.String() + "}, new={" + b.Subject.String() + "}")
+		return sslValidationError("Keystore DistinguishedName does not match: existing={" + a.Subject.String() + "}, new={" + b.Subject.String() + "}")
 	}
 	if !slices.Equal(a.DNSNames, b.DNSNames) || !slices.EqualFunc(a.IPAddresses, b.IPAddresses, net.IP.Equal) {
-		return errors.New("Keystore SubjectAltNames do not match")
+		return sslValidationError("Keystore SubjectAltNames do not match")
 	}
 	return nil
 }
@@ -135,3 +134,9 @@ func tlsReloadListeners(props map[string]string) map[string]bool {
 	}
 	return out
 }
+
+// sslValidationError carries Kafka's texts, capitalised as Kafka writes
+// them: kafka-configs shows them to the operator.
+type sslValidationError string
+
+func (e sslValidationError) Error() string { return string(e) }
