@@ -20,6 +20,7 @@ import (
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/replica/fetcher"
 	"github.com/kbroker/kbroker/replica/throttle"
 	"github.com/kbroker/kbroker/security/acl"
 	"github.com/kbroker/kbroker/server/group"
@@ -39,6 +40,9 @@ type Broker struct {
 	dynamicMu sync.Mutex
 	// brokerConfigs is where dynamic broker configs are stored, set in Run.
 	brokerConfigs brokerConfigStore
+	// fetchers are the replica fetchers the replica manager drives; kept
+	// here for num.replica.fetchers changes.
+	fetchers *fetcher.Manager
 	// listenerTLS holds each TLS listener's configuration in force, by
 	// listener name (listener_tls_reload.go).
 	listenerTLS map[string]*reloadableTLS
@@ -179,10 +183,11 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 	// connected in Run, once the listeners are bound and can be
 	// registered.
 	b.cluster = newClusterState(nil)
+	b.fetchers = b.newFetchers()
 	b.replicas = replica.NewManager(replica.ManagerConfig{
 		BrokerID:         cfg.BrokerID,
 		Logs:             logs,
-		Fetchers:         b.newFetchers(),
+		Fetchers:         b.fetchers,
 		Logger:           logger,
 		TopicConfigs:     b.clusterTopicConfigs,
 		LogConfig:        func(o map[string]string) logstore.Config { return b.current().TopicLogConfig(o) },

@@ -161,11 +161,15 @@ func changedKeys(old, next *config.Config) []string {
 }
 
 // reconfigure is Kafka's BrokerReconfigurables for the keys that changed:
-// the log defaults of every hosted log, the connection limits and the
-// listeners' TLS stores.
+// the log defaults of every hosted log, the connection limits, the
+// replica fetcher count and the listeners' TLS stores.
 func (b *Broker) reconfigure(old, next *config.Config, changed []string) {
 	logs, conns := false, false
 	for _, k := range changed {
+		if k == "num.replica.fetchers" && b.fetchers != nil {
+			// DynamicThreadPool: the fetchers are reassigned by the new count.
+			b.fetchers.Resize(int(next.NumReplicaFetchers))
+		}
 		if config.IsDynamicLogConfig(k) {
 			logs = true
 		}

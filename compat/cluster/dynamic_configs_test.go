@@ -48,6 +48,19 @@ func TestDynamicBrokerConfigsCluster(t *testing.T) {
 		return cl.ProduceSync(testCtx(t, 10*time.Second), &kgo.Record{Topic: topic, Value: make([]byte, 2_000_000)}).FirstErr()
 	})
 
+	// The replica fetchers are reassigned to a new count; replication
+	// goes on: acks=all writes still reach every replica.
+	configs(first.Addr, "--entity-default", "--alter", "--add-config", "num.replica.fetchers=2")
+	if out := configs(first.Addr, "--entity-name", strconv.Itoa(int(first.ID)), "--describe", "--all"); !strings.Contains(out, "num.replica.fetchers=2 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:num.replica.fetchers=2") {
+		t.Fatalf("num.replica.fetchers not in force:\n%s", out)
+	}
+	for range 5 {
+		if err := cl.ProduceSync(testCtx(t, 10*time.Second), &kgo.Record{Topic: topic, Value: []byte("after resize")}).FirstErr(); err != nil {
+			t.Fatalf("acks=all after the fetcher resize: %v", err)
+		}
+	}
+	waitFullISR(t, conn, topic, 1, 3)
+
 	lastID := strconv.Itoa(int(last.ID))
 	configs(first.Addr, "--entity-name", lastID, "--alter", "--add-config", "log.segment.bytes=1048576")
 	if data, _, err := conn.Get("/config/brokers/" + lastID); err != nil || string(data) != `{"version":1,"config":{"log.segment.bytes":"1048576"}}` {

@@ -147,6 +147,42 @@ func (m *Manager) Close() {
 	m.lag.unregister()
 }
 
+// Resize changes num.replica.fetchers at runtime, as Kafka's
+// AbstractFetcherManager.resizeThreadPool: every followed partition is
+// assigned again by the new count, so that the hash spread stays what a
+// broker started with that count has. A partition that moves to another
+// fetcher starts over there (truncation first, then fetching), which is
+// always safe.
+func (m *Manager) Resize(n int) {
+	if n <= 0 {
+		n = 1
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || n == m.cfg.NumReplicaFetchers {
+		return
+	}
+	m.logger.Info("resizing replica fetchers", "from", m.cfg.NumReplicaFetchers, "to", n)
+	m.cfg.NumReplicaFetchers = n
+	type moved struct {
+		leader BrokerEndpoint
+		parts  []Partition
+	}
+	var all []moved
+	for key, f := range m.fetchers {
+		all = append(all, moved{f.leader, f.stop()})
+		delete(m.fetchers, key)
+	}
+	for _, mv := range all {
+		for _, p := range mv.parts {
+			tp := topicPartitionOf(p)
+			key := fetcherKey{mv.leader.ID, FetcherID(tp.Topic, tp.Partition, n)}
+			m.fetcherLocked(key, mv.leader).add(p)
+			m.owner[tp] = key
+		}
+	}
+}
+
 // MaxLag is Kafka's ReplicaFetcherManager MaxLag: the largest
 // leader HW - fetch offset over every partition this broker follows.
 func (m *Manager) MaxLag() int64 {

@@ -332,3 +332,49 @@ func TestKgoDialerUnreachableLeader(t *testing.T) {
 		t.Fatal("request to a closed port succeeded")
 	}
 }
+
+// A dynamic num.replica.fetchers change reassigns every partition by the
+// new count, and replication goes on from where it was.
+func TestResizeReassignsPartitions(t *testing.T) {
+	leader := newFakeLeader()
+	var followers []*fakePartition
+	var leaderLogs []*logstore.FileLog
+	for i := range int32(8) {
+		l := memLogOf(t, recs(0, "x")...)
+		leader.addPartition("resize", i, l, 0)
+		leaderLogs = append(leaderLogs, l)
+		followers = append(followers, newFakePartition("resize", i, logtest.New(t, logstore.DefaultConfig()), 0, 0))
+	}
+	h := newHarness(t, testConfig(), map[string]*fakeLeader{"l1": leader})
+	parts := make([]Partition, len(followers))
+	for i, f := range followers {
+		parts[i] = f
+	}
+	h.m.AddPartitions(BrokerEndpoint{ID: 1, Addr: "l1"}, parts...)
+	for i, f := range followers {
+		waitFor(t, 5*time.Second, "catch-up", caughtUp(leaderLogs[i], f.log))
+	}
+	if h.m.NumFetchers() != 1 {
+		t.Fatalf("%d fetchers before the resize", h.m.NumFetchers())
+	}
+	h.m.Resize(4)
+	ids := map[int]bool{}
+	for _, f := range followers {
+		want := FetcherID("resize", f.index, 4)
+		ids[want] = true
+		if _, got, ok := h.m.Fetching(f.tp()); !ok || got != want {
+			t.Fatalf("partition %d in fetcher %d (%v) after the resize, want %d", f.index, got, ok, want)
+		}
+	}
+	if h.m.NumFetchers() != len(ids) || len(ids) < 2 {
+		t.Fatalf("%d fetchers for %d ids after the resize", h.m.NumFetchers(), len(ids))
+	}
+	for i, l := range leaderLogs {
+		appendRecs(t, l, recs(0, "y", "z")...)
+		waitFor(t, 5*time.Second, "catch-up after the resize", caughtUp(l, followers[i].log))
+	}
+	h.m.Resize(1)
+	if h.m.NumFetchers() != 1 {
+		t.Fatalf("%d fetchers after resizing back to 1", h.m.NumFetchers())
+	}
+}
