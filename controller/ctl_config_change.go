@@ -36,6 +36,14 @@ func (c *Controller) processConfigChanges() error {
 			c.log.Warn("ignoring unreadable config change", "node", n.name, "err", err)
 			continue
 		}
+		if brokerConfigChangeOf(entity, c.cfg.BrokerID) {
+			// DynamicLogConfig.reconfigure: a default turned on elects
+			// the offline partitions of every topic it now covers.
+			if err := c.processDefaultUncleanLeaderElectionEnable(); err != nil {
+				return err
+			}
+			continue
+		}
 		topic, ok := configChangeTopic(c.ctx, entity)
 		if !ok {
 			continue
@@ -109,4 +117,30 @@ func (c *Controller) processTopicUncleanLeaderElectionEnable(topic string) error
 	_, err := c.electLeaders(b, uncleanEnabledPartitions(c.ctx, topic), offlineElection, false)
 	c.sendBatch(b)
 	return err
+}
+
+// processDefaultUncleanLeaderElectionEnable elects the offline partitions
+// of every topic whose effective unclean.leader.election.enable is true,
+// after a change of this broker's dynamic configs or the cluster's
+// (KafkaController.enableDefaultUncleanLeaderElection).
+func (c *Controller) processDefaultUncleanLeaderElectionEnable() error {
+	def, err := c.uncleanLeaderElectionDefault()
+	if err != nil || !def {
+		return err
+	}
+	for _, topic := range sortedTopics(c.ctx) {
+		if len(uncleanEnabledPartitions(c.ctx, topic)) == 0 {
+			continue
+		}
+		enabled, err := c.uncleanLeaderElectionEnabled(topic)
+		if err != nil {
+			return err
+		}
+		if enabled {
+			if err := c.processTopicUncleanLeaderElectionEnable(topic); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kbroker/kbroker/kafkazk"
@@ -53,6 +55,23 @@ func configChangeTopic(ctx *controllerContext, entity string) (string, bool) {
 		return "", false
 	}
 	return topic, true
+}
+
+// brokerConfigChangeOf reports whether a change notification's entity is
+// the dynamic configs of broker id or the cluster-wide defaults.
+func brokerConfigChangeOf(entity string, id int32) bool {
+	name, ok := kafkazk.BrokerConfigChange(entity)
+	return ok && (kafkazk.IsDefaultBrokerEntity(name) || name == strconv.Itoa(int(id)))
+}
+
+// sortedTopics lists the topics the controller knows, in name order.
+func sortedTopics(ctx *controllerContext) []string {
+	out := make([]string, 0, len(ctx.assignments))
+	for t := range ctx.assignments {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // uncleanSetting is the effective unclean.leader.election.enable of a

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/zkstore"
@@ -203,9 +205,13 @@ func hasLiveISRMember(isr []int32, l liveness) bool {
 // unclean.leader.election.enable: its override in /config/topics/<t>, else
 // the broker default. Read from ZooKeeper at election time, as Kafka does.
 func (c *Controller) uncleanLeaderElectionEnabled(topic string) (bool, error) {
+	def, err := c.uncleanLeaderElectionDefault()
+	if err != nil {
+		return false, err
+	}
 	data, _, err := c.zk.Get(kafkazk.ConfigEntityPath(kafkazk.ConfigTypeTopic, topic))
 	if errors.Is(err, zkstore.ErrNoNode) {
-		return c.cfg.UncleanLeaderElection, nil
+		return def, nil
 	}
 	if err != nil {
 		return false, err
@@ -214,7 +220,28 @@ func (c *Controller) uncleanLeaderElectionEnabled(topic string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return uncleanSetting(cfg, c.cfg.UncleanLeaderElection), nil
+	return uncleanSetting(cfg, def), nil
+}
+
+// uncleanLeaderElectionDefault is the controller broker's
+// unclean.leader.election.enable in force: its own dynamic config, else
+// the cluster-wide dynamic default, else its static one. Kafka's
+// controller reads its broker's current KafkaConfig, which dynamic broker
+// configs update (KIP-226).
+func (c *Controller) uncleanLeaderElectionDefault() (bool, error) {
+	for _, id := range []string{strconv.Itoa(int(c.cfg.BrokerID)), ""} {
+		cfg, err := kafkazk.BrokerConfigs(c.zk, id)
+		if err != nil {
+			return false, err
+		}
+		switch strings.ToLower(strings.TrimSpace(cfg["unclean.leader.election.enable"])) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+	}
+	return c.cfg.UncleanLeaderElection, nil
 }
 
 // initializePartitions executes decideNewPartitions: each first state
