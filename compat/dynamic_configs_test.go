@@ -3,7 +3,6 @@ package compat
 import (
 	"errors"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +14,8 @@ import (
 
 // Dynamic broker configs through kafka-configs, as a Kafka operator sets
 // them (KIP-226): the cluster-wide default and a per-broker value take
-// effect without a restart, describe names their source, what Kafka
-// refuses is refused with its message, and the values survive a restart.
+// effect without a restart and survive one. What kafka-configs prints,
+// refusals included, is TestDynamicBrokerConfigsOracle's.
 func TestDynamicBrokerConfigsCommand(t *testing.T) {
 	b := harness.StartBroker(t)
 	const topic = "dyn-broker-cfg"
@@ -38,18 +37,10 @@ func TestDynamicBrokerConfigsCommand(t *testing.T) {
 	if err := produceBig(); err != nil {
 		t.Fatalf("2 MB record after message.max.bytes=3000000 at the cluster default: %v", err)
 	}
-	if out := brokers("--entity-default", "--describe"); !strings.Contains(out, "message.max.bytes=3000000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:message.max.bytes=3000000}") {
-		t.Fatalf("describe of the default:\n%s", out)
-	}
-
 	// A per-broker limit, seen by the next connections. It is set for
 	// another loopback address, so that the tools' own connections from
 	// 127.0.0.1 are not limited.
 	brokers("--entity-name", "0", "--alter", "--add-config", "max.connections.per.ip.overrides=[127.0.0.2:3]")
-	out := brokers("--entity-name", "0", "--describe")
-	if !strings.Contains(out, "max.connections.per.ip.overrides=127.0.0.2:3 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:max.connections.per.ip.overrides=127.0.0.2:3") {
-		t.Fatalf("describe of broker 0:\n%s", out)
-	}
 	if n := openConnections(t, "127.0.0.2", b.Addr, 6); n != 3 {
 		t.Fatalf("%d of 6 connections stayed open with a limit of 3", n)
 	}
@@ -57,24 +48,6 @@ func TestDynamicBrokerConfigsCommand(t *testing.T) {
 	if n := openConnections(t, "127.0.0.2", b.Addr, 6); n != 6 {
 		t.Fatalf("%d of 6 connections stayed open after the limit was deleted", n)
 	}
-	if out := brokers("--entity-name", "0", "--describe", "--all"); !strings.Contains(out, "message.max.bytes=3000000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:message.max.bytes=3000000, DEFAULT_CONFIG:message.max.bytes=1048588}") {
-		t.Fatalf("describe --all of broker 0:\n%s", out)
-	}
-
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--entity-default", "--alter", "--add-config", "log.retention.hours=1"}, "Cannot update these configs dynamically: Set(log.retention.hours)"},
-		{[]string{"--entity-default", "--alter", "--add-config", "message.max.bytes=lots"}, "Invalid value lots for configuration message.max.bytes"},
-		{[]string{"--entity-default", "--alter", "--add-config", "listeners=PLAINTEXT://:1"}, "Cannot update these configs at default cluster level, broker id must be specified"},
-	} {
-		_, errOut, err := harness.RunTool(t, testCtx(t, time.Minute), "kafka-configs", append([]string{"--bootstrap-server", b.Addr, "--entity-type", "brokers"}, c.args...)...)
-		if err == nil || !strings.Contains(errOut, c.want) {
-			t.Errorf("kafka-configs %s: err %v, stderr lacks %q:\n%s", strings.Join(c.args, " "), err, c.want, tail(errOut, 2000))
-		}
-	}
-
 	if err := b.Term(); err != nil {
 		t.Fatal(err)
 	}

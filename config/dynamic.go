@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -209,6 +210,8 @@ func CheckDynamicBrokerConfigs(props map[string]string, perBroker bool) error {
 		return err
 	}
 	if err := check(func(k string) bool { return securityKeys[k] }, "These security configs can be dynamically updated only per-listener using the listener prefix"); err != nil {
+		// Kafka filters a mutable Scala set here, which prints as HashSet.
+		err.(*DynamicConfigError).Msg = strings.Replace(err.Error(), ": Set(", ": HashSet(", 1)
 		return err
 	}
 	if err := validateDynamicTypes(props); err != nil {
@@ -248,6 +251,17 @@ func isPerBrokerConfig(k string) bool {
 // validateDynamicTypes checks each value as its key's type requires
 // (DynamicConfig.Broker.validate parses them), listener prefixes removed.
 func validateDynamicTypes(props map[string]string) error {
+	err := checkDynamicTypes(props)
+	var ve *ValueError
+	if errors.As(err, &ve) && ve.Reason != "" {
+		// Kafka's ConfigDef texts begin with a capital ("Not a number of
+		// type INT"); kafka-configs prints them.
+		ve.Reason = strings.ToUpper(ve.Reason[:1]) + ve.Reason[1:]
+	}
+	return err
+}
+
+func checkDynamicTypes(props map[string]string) error {
 	for _, k := range sortedKeys(props) {
 		base := k
 		if b, ok := listenerBase(k); ok {

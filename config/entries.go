@@ -54,7 +54,9 @@ func (c *Config) BrokerConfigEntries() []BrokerConfigEntry {
 				typ = brokerDefs[i].typ
 			}
 		}
-		sensitive := typ == tPassword || IsPasswordConfig(k)
+		// Kafka's maybeSensitive: a config it has no type for (a custom
+		// one) may hold a secret, so its value is never shown.
+		sensitive := typ == tPassword || typ == kmsg.ConfigTypeUnknown || IsPasswordConfig(k)
 		out = append(out, BrokerConfigEntry{Name: k, Value: extra[k], Source: c.Source(k), ReadOnly: !IsDynamicBrokerConfig(k), Type: typ, Sensitive: sensitive})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -91,7 +91,7 @@ func (b *Broker) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly 
 		}
 		return b.applyTopicConfigs(rr.ResourceName, overrides, validateOnly)
 	case kmsg.ConfigResourceTypeBroker:
-		if err := b.brokerResourceError(rr.ResourceName); err != nil {
+		if err := b.alterBrokerResourceError(rr.ResourceName); err != nil {
 			return err
 		}
 		props := make(map[string]string, len(rr.Configs))

@@ -102,7 +102,7 @@ func (b *Broker) incrementalAlterConfigs(rr kmsg.IncrementalAlterConfigsRequestR
 		}
 		return b.applyTopicConfigs(rr.ResourceName, overrides, validateOnly)
 	case kmsg.ConfigResourceTypeBroker:
-		if err := b.brokerResourceError(rr.ResourceName); err != nil {
+		if err := b.alterBrokerResourceError(rr.ResourceName); err != nil {
 			return err
 		}
 		current, err := b.storedBrokerConfigs(rr.ResourceName)

@@ -186,11 +186,35 @@ func (b *Broker) brokerResourceError(name string) *topicError {
 	return nil
 }
 
-// dynamicBrokerConfigError is ZkAdminManager's answer to a broker config
-// change that DynamicBrokerConfig refuses.
-func dynamicBrokerConfigError(name string, reason string) *topicError {
-	return newTopicError(kerr.InvalidRequest,
+// brokerConfigRefused is ConfigAdminManager.validateBrokerConfigChange's
+// answer: whatever DynamicBrokerConfig.validate throws, as INVALID_REQUEST
+// with its message as is (KAFKA-13609 keeps the code).
+func brokerConfigRefused(err error) *topicError {
+	return newTopicError(kerr.InvalidRequest, "%s", err.Error())
+}
+
+// brokerConfigNotStored is ZkAdminManager.alterConfigs' answer to a change
+// that validated but cannot be stored (a password without
+// password.encoder.secret): INVALID_CONFIG naming the resource.
+func brokerConfigNotStored(name, reason string) *topicError {
+	return newTopicError(kerr.InvalidConfig,
 		"Invalid config value for resource ConfigResource(type=BROKER, name='%s'): %s", name, reason)
+}
+
+// alterBrokerResourceError is ConfigAdminManager's check of an altered
+// BROKER resource's name, made before anything else.
+func (b *Broker) alterBrokerResourceError(name string) *topicError {
+	if name == "" {
+		return nil
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return newTopicError(kerr.InvalidRequest, "Node id must be an integer, but it is: %s", name)
+	}
+	if int32(id) != b.cfg.BrokerID {
+		return newTopicError(kerr.InvalidRequest, "Unexpected broker id, expected %d, but received %s", b.cfg.BrokerID, name)
+	}
+	return nil
 }
 
 // unknownTopicError is the answer for a config resource naming a topic that

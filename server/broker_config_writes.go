@@ -16,7 +16,7 @@ import (
 func (b *Broker) alterBrokerConfigs(name string, props map[string]string, validateOnly bool) error {
 	perBroker := name != ""
 	if err := b.current().ValidateDynamicBrokerConfigs(props, perBroker); err != nil {
-		return dynamicBrokerConfigError(name, err.Error())
+		return brokerConfigRefused(err)
 	}
 	for k := range props {
 		if !config.IsPasswordConfig(k) {
@@ -26,9 +26,9 @@ func (b *Broker) alterBrokerConfigs(name string, props map[string]string, valida
 		// encrypted with password.encoder.secret, which kbroker does not
 		// implement (GAPS.md); Kafka without the secret answers this.
 		if !perBroker {
-			return dynamicBrokerConfigError(name, "Password config can be defined only at broker level")
+			return brokerConfigNotStored(name, "Password config can be defined only at broker level")
 		}
-		return dynamicBrokerConfigError(name, "Password encoder secret not configured")
+		return brokerConfigNotStored(name, "Password encoder secret not configured")
 	}
 	// A listener keystore or truststore must load, and name the same
 	// broker, before the change is stored (SslFactory.validateReconfiguration).
@@ -36,10 +36,10 @@ func (b *Broker) alterBrokerConfigs(name string, props map[string]string, valida
 	if perBroker && len(reload) > 0 {
 		next, err := b.current().Reconfigured(b.current().DynamicDefaultConfigs(), props)
 		if err != nil {
-			return dynamicBrokerConfigError(name, err.Error())
+			return brokerConfigRefused(err)
 		}
 		if _, err := b.buildListenerTLS(next, reload); err != nil {
-			return dynamicBrokerConfigError(name, err.Error())
+			return brokerConfigRefused(err)
 		}
 	}
 	if validateOnly {
@@ -66,7 +66,7 @@ func (b *Broker) alterBrokerConfigs(name string, props map[string]string, valida
 		// place (reloadUpdatedFilesWithoutConfigChange).
 		builds, err := b.buildListenerTLS(b.current(), reload)
 		if err != nil {
-			return dynamicBrokerConfigError(name, err.Error())
+			return brokerConfigRefused(err)
 		}
 		b.applyListenerTLS(builds)
 	}

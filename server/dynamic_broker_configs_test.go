@@ -89,17 +89,17 @@ func TestDynamicBrokerConfigRefusals(t *testing.T) {
 		msg  string
 	}{
 		{"0", configOp{set, "log.retention.hours", strp("1")}, kerr.InvalidRequest, "Cannot update these configs dynamically: Set(log.retention.hours)"},
-		{"", configOp{set, "message.max.bytes", strp("big")}, kerr.InvalidRequest, "Invalid value big for configuration message.max.bytes"},
+		{"", configOp{set, "message.max.bytes", strp("big")}, kerr.InvalidRequest, "Invalid value big for configuration message.max.bytes: Not a number of type INT"},
 		{"", configOp{set, "leader.replication.throttled.rate", strp("-5")}, kerr.InvalidRequest, "Value must be at least 0"},
-		{"0", configOp{set, "ssl.keystore.location", strp("/x")}, kerr.InvalidRequest, "These security configs can be dynamically updated only per-listener using the listener prefix: Set(ssl.keystore.location)"},
+		{"0", configOp{set, "ssl.keystore.location", strp("/x")}, kerr.InvalidRequest, "These security configs can be dynamically updated only per-listener using the listener prefix: HashSet(ssl.keystore.location)"},
 		{"", configOp{set, "listeners", strp("PLAINTEXT://:1")}, kerr.InvalidRequest, "Cannot update these configs at default cluster level, broker id must be specified: Set(listeners)"},
-		{"0", configOp{set, "num.io.threads", strp("100")}, kerr.InvalidRequest, "value should not be greater than double the current value 8"},
-		{"0", configOp{set, "listener.name.plaintext.ssl.key.password", strp("x")}, kerr.InvalidRequest, "Password encoder secret not configured"},
+		{"0", configOp{set, "num.io.threads", strp("100")}, kerr.InvalidRequest, "Invalid value org.apache.kafka.common.config.ConfigException: Dynamic thread count update validation failed for num.io.threads=100, value should not be greater than double the current value 8 for configuration Invalid dynamic configuration"},
+		{"0", configOp{set, "listener.name.plaintext.ssl.key.password", strp("x")}, kerr.InvalidConfig, "Invalid config value for resource ConfigResource(type=BROKER, name='0'): Password encoder secret not configured"},
 		{"0", configOp{kmsg.IncrementalAlterConfigOpAppend, "message.max.bytes", strp("1")}, kerr.InvalidConfig, "Config value append is not allowed for config key: message.max.bytes"},
-		{"7", configOp{set, "message.max.bytes", strp("1")}, kerr.InvalidRequest, "Unexpected broker id, expected 0 or empty string, but received 7"},
+		{"7", configOp{set, "message.max.bytes", strp("1")}, kerr.InvalidRequest, "Unexpected broker id, expected 0, but received 7"},
 	} {
 		r := incrementalAlter(t, ab, kmsg.ConfigResourceTypeBroker, c.name, c.op)
-		if r.ErrorCode != c.code.Code || !strings.Contains(strOrNull(r.ErrorMessage), c.msg) {
+		if r.ErrorCode != c.code.Code || !strings.HasPrefix(strOrNull(r.ErrorMessage), c.msg) && !strings.HasSuffix(strOrNull(r.ErrorMessage), c.msg) {
 			t.Errorf("%s %s: %s %q, want %s %q", c.name, c.op.name, errName(r.ErrorCode), strOrNull(r.ErrorMessage), c.code.Message, c.msg)
 		}
 	}
@@ -110,5 +110,9 @@ func TestDynamicBrokerConfigRefusals(t *testing.T) {
 	}
 	if def := ab.b.current().DynamicDefaultConfigs(); len(def) != 1 || def["my.plugin.setting"] != "on" {
 		t.Fatalf("stored defaults %v", def)
+	}
+	// Kafka knows no type for it, so it may be a secret: never shown.
+	if c := configsByName(describeConfigs(t, ab, kmsg.ConfigResourceTypeBroker, ""))["my.plugin.setting"]; !c.IsSensitive || c.Value != nil {
+		t.Fatalf("custom config described as %+v", c)
 	}
 }
