@@ -117,11 +117,12 @@ func compareReadReplicas(a, b ReadReplicaView) int {
 }
 
 // servesConsumersLocked: a consumer that may read any replica reads this
-// one while it leads or follows a leader, not once stopped or offline
+// one once it took a role (leader, or follower in some leader epoch, even
+// of a partition without a leader now), not once stopped or offline
 // (Kafka's localLogWithEpochOrThrow with requireLeader false). The caller
 // holds mu.
 func (p *Partition) servesConsumersLocked() bool {
-	return !p.stopped && !p.offline.Load() && (p.leader || p.followerState.LeaderID() >= 0)
+	return !p.stopped && !p.offline.Load() && (p.leader || p.followerState.LeaderEpoch() >= 0)
 }
 
 // ServesConsumers reports whether a consumer fetching with Fetch v11+,
