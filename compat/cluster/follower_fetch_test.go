@@ -25,7 +25,7 @@ import (
 // leader and broker 3 send next to nothing meanwhile (every record was
 // replicated before the consumer started). Then broker 2 dies; records
 // written after go on reaching the consumer, now from the leader, none
-// lost.
+// lost or read twice.
 func TestRackConsumerReadsLocalFollower(t *testing.T) {
 	const (
 		topic     = "rack-local"
@@ -141,10 +141,19 @@ func TestRackConsumerReadsLocalFollower(t *testing.T) {
 	}
 	t.Logf("bytes sent while the r2 consumer read %d records: broker 1 %.0f, broker 2 %.0f, broker 3 %.0f", first, grew(1), grew(2), grew(3))
 
-	// The consumer's follower dies: the next records come from the leader.
+	// The consumer's follower dies: the next records come from the leader,
+	// which now sends them twice, to broker 3 and to the consumer.
 	c.Broker(2).Kill()
+	delete(metrics, 2)
+	before = sent()
 	produce(first, then)
 	readUntil(first+then-1, 60*time.Second)
+	after = sent()
+	if payload := float64(then * valueSize); grew(1) < 2*payload || grew(3) > payload/10 {
+		t.Errorf("after broker 2 died, broker 1 sent %.0f bytes and broker 3 %.0f for %.0f bytes of values: want the leader to serve both broker 3 and the consumer",
+			grew(1), grew(3), payload)
+	}
+	t.Logf("bytes sent while it read %d more with broker 2 dead: broker 1 %.0f, broker 3 %.0f", then, grew(1), grew(3))
 	for line := range lines {
 		if line != "done" {
 			t.Errorf("consumer printed %q past the last offset", line)
