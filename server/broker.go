@@ -114,6 +114,8 @@ type Broker struct {
 	aclMu sync.Mutex
 	// security is where credentials and ACLs are stored, set in Run.
 	security securityStore
+	// replicaSelector is replica.selector.class (fetch_follower.go).
+	replicaSelector replica.ReplicaSelector
 }
 
 // topicPartitionExists is what the coordinators know of the metadata: a
@@ -141,6 +143,7 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		listenerTLS:   map[string]*reloadableTLS{},
 		leaderQuota:   throttle.New(),
 		followerQuota: throttle.New(),
+		replicaSelector: replicaSelectorOf(cfg.ReplicaSelectorClass),
 	}
 	b.toController = &controllerClient{b: b}
 	for _, l := range cfg.Listeners {
