@@ -140,9 +140,9 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		now:    time.Now,
 		halt:   os.Exit,
 
-		listenerTLS:   map[string]*reloadableTLS{},
-		leaderQuota:   throttle.New(),
-		followerQuota: throttle.New(),
+		listenerTLS:     map[string]*reloadableTLS{},
+		leaderQuota:     throttle.New(),
+		followerQuota:   throttle.New(),
 		replicaSelector: replicaSelectorOf(cfg.ReplicaSelectorClass),
 	}
 	b.toController = &controllerClient{b: b}
