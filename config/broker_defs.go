@@ -128,6 +128,7 @@ var brokerDefs = []brokerDef{
 	{"min.insync.replicas", "1", tInt, false, i32(func(c *Config) *int32 { return &c.MinInsyncReplicas }, atLeast(1))},
 	{"unclean.leader.election.enable", "false", tBool, false, boolean(func(c *Config) *bool { return &c.UncleanLeaderElectionEnable })},
 	{"broker.rack", "", tString, true, str(func(c *Config) *string { return &c.BrokerRack }, nil)},
+	{"replica.selector.class", "", tString, true, str(func(c *Config) *string { return &c.ReplicaSelectorClass }, replicaSelectorClass)},
 
 	{"zookeeper.connect", "", tString, true, str(func(c *Config) *string { return &c.ZookeeperConnect }, nil)},
 	{"zookeeper.session.timeout.ms", "18000", tInt, false, ms(func(c *Config) *time.Duration { return &c.ZookeeperSessionTimeout }, atLeast(1))},

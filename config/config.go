@@ -105,6 +105,9 @@ type Config struct {
 	MinInsyncReplicas           int32
 	UncleanLeaderElectionEnable bool
 	BrokerRack                  string
+	// ReplicaSelectorClass is replica.selector.class: "" (unset) or one
+	// of Kafka's two selectors, by class name (ReplicaSelectorClasses).
+	ReplicaSelectorClass string
 
 	ZookeeperConnect           string
 	ZookeeperSessionTimeout    time.Duration

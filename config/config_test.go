@@ -178,6 +178,7 @@ func TestBadValueNamesKey(t *testing.T) {
 		{"replica.fetch.wait.max.ms", "40000"},
 		{"log.cleaner.min.cleanable.ratio", "1.5"},
 		{"inter.broker.protocol.version", "4.0"},
+		{"replica.selector.class", "com.example.MySelector"},
 	}
 	for _, tt := range tests {
 		_, _, err := Load(writeProps(t, tt.key+"="+tt.value+"\n"), nil)
@@ -187,6 +188,21 @@ func TestBadValueNamesKey(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), tt.key) || !strings.Contains(err.Error(), tt.value) {
 			t.Errorf("%s=%s: error %q does not name key and value", tt.key, tt.value, err)
+		}
+	}
+}
+
+// TestReplicaSelectorClass: unset by default (every consumer reads from
+// the leader), and both of Kafka's selectors are taken by class name.
+func TestReplicaSelectorClass(t *testing.T) {
+	c, _ := mustLoad(t, "")
+	if c.ReplicaSelectorClass != "" {
+		t.Errorf("default replica.selector.class = %q, want unset", c.ReplicaSelectorClass)
+	}
+	for _, v := range []string{RackAwareReplicaSelectorClass, LeaderSelectorClass} {
+		c, _ := mustLoad(t, "replica.selector.class="+v+"\n")
+		if c.ReplicaSelectorClass != v {
+			t.Errorf("replica.selector.class=%s read as %q", v, c.ReplicaSelectorClass)
 		}
 	}
 }

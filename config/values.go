@@ -127,3 +127,17 @@ func listOf(allowed ...string) func(string) error {
 		return nil
 	}
 }
+
+// Kafka's ReplicaSelector implementations (KIP-392), the only values
+// replica.selector.class takes: kbroker loads no Java classes.
+const (
+	LeaderSelectorClass           = "org.apache.kafka.common.replica.LeaderSelector"
+	RackAwareReplicaSelectorClass = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+)
+
+func replicaSelectorClass(v string) error {
+	if v == LeaderSelectorClass || v == RackAwareReplicaSelectorClass {
+		return nil
+	}
+	return fmt.Errorf("kbroker runs only Kafka's own replica selectors: %s or %s", RackAwareReplicaSelectorClass, LeaderSelectorClass)
+}

@@ -53,6 +53,9 @@ type Partition struct {
 	// shrinking is set while the expiration task's check of this
 	// partition runs (maybeShrinkIsrAside).
 	shrinking atomic.Bool
+	// stopped is set, under mu, by StopReplica and cleared by the next
+	// role taken: a stopped follower serves no consumer (KIP-392).
+	stopped bool
 }
 
 // DelayedOperations completes the delayed produces and fetches waiting on
@@ -215,6 +218,7 @@ func (p *Partition) BecomeLeader(s LeaderAndIsr) bool {
 		clear(p.verifications)
 	}
 	p.leader = true
+	p.stopped = false
 	p.suspended.Store(false)
 	p.highWatermarkMovedLocked()
 	return true
@@ -239,6 +243,7 @@ func (p *Partition) BecomeFollower(leader, leaderEpoch int32) bool {
 		return false
 	}
 	p.leader = false
+	p.stopped = false
 	p.suspended.Store(false)
 	p.wakeLocked()
 	return true
@@ -253,6 +258,7 @@ func (p *Partition) Stop() {
 		p.leaderState.Resign()
 		p.leader = false
 	}
+	p.stopped = true
 	p.suspended.Store(false)
 	p.wakeLocked()
 }
@@ -317,6 +323,10 @@ func (p *Partition) IsLeader() bool {
 func (p *Partition) LeaderEpoch() int32 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.leaderEpochLocked()
+}
+
+func (p *Partition) leaderEpochLocked() int32 {
 	if p.leader {
 		return p.leaderState.LeaderEpoch()
 	}
@@ -484,14 +494,22 @@ func (p *Partition) ProduceWaitState() ProduceWaitState {
 // FetchIsolation LOG_END, HIGH_WATERMARK, TXN_COMMITTED), so that a
 // read_committed long-poll wakes when the LSO moves, not the HW. The log
 // end offset comes too, for the verdict.
-func (p *Partition) FetchWaitOffsets(currentLeaderEpoch int32, isolation FetchIsolation) (leading bool, endOffset, logEndOffset int64) {
+//
+// anyReplica is set for a consumer that may read a follower (Fetch v11+,
+// KIP-392): then a follower serves too, to its own HW, and leading
+// reports whether this broker still hosts the replica at that epoch.
+func (p *Partition) FetchWaitOffsets(currentLeaderEpoch int32, isolation FetchIsolation, anyReplica bool) (leading bool, endOffset, logEndOffset int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.leader || currentLeaderEpoch != -1 && currentLeaderEpoch != p.leaderState.LeaderEpoch() {
+	if anyReplica {
+		if !p.servesConsumersLocked() || currentLeaderEpoch != -1 && currentLeaderEpoch != p.leaderEpochLocked() {
+			return false, 0, 0
+		}
+	} else if !p.leader || currentLeaderEpoch != -1 && currentLeaderEpoch != p.leaderState.LeaderEpoch() {
 		return false, 0, 0
 	}
 	leo := p.log.LogEndOffset()
-	hw := p.leaderState.HighWatermark()
+	hw := p.highWatermarkLocked()
 	switch isolation {
 	case FetchLogEnd:
 		return true, leo, leo

@@ -17,9 +17,14 @@ package server
 //
 // A follower's fetch (replica id >= 0) reads to the log end and updates the
 // leader's view of that follower (replica.Partition.ReadForFollower).
+// Follower fetching (KIP-392, docs/follower-fetching.md): a consumer's
+// fetch from v11 may be served by a follower, to its own high watermark;
+// with replica.selector.class RackAwareReplicaSelector the leader answers
+// a consumer whose rack_id holds an in-sync follower, and not the leader,
+// with that follower as preferred_read_replica and no records
+// (fetch_follower.go).
 // Authorization as Kafka's (authorizeFetch).
-// Differences from Kafka: rack-aware preferred read replicas are not chosen
-// (always -1); no throttling.
+// Differences from Kafka: no throttling.
 
 import (
 	"context"
@@ -49,15 +54,20 @@ func handleFetch(b *Broker, _ context.Context, req *protocol.Request) protocol.R
 		return protocol.Response{Msg: resp}
 	}
 	b.authorizeFetch(req, plan)
+	listener := ""
 	if req.Conn != nil {
-		listener := req.Conn.Listener
+		listener = req.Conn.Listener
 		plan.hints = func(resp *kmsg.FetchResponse) { b.addFetchLeaderHints(resp, listener) }
+	}
+	if plan.anyReplica && r.Rack != "" && b.replicaSelector == replica.SelectRackAware {
+		plan.choose = b.readReplicaChooser(r.Rack, listener)
 	}
 	n := plan.read(true)
 	// As Kafka's fetchMessages: answered at once unless there is a wait to
 	// make and nothing that ends it already (enough data, an error, a
-	// diverging epoch the follower must truncate to).
-	if r.MaxWaitMillis <= 0 || n >= plan.minBytes || len(plan.parts) == 0 || plan.anyError() || plan.anyDiverging() {
+	// diverging epoch the follower must truncate to, a preferred read
+	// replica the consumer is to move to).
+	if r.MaxWaitMillis <= 0 || n >= plan.minBytes || len(plan.parts) == 0 || plan.anyError() || plan.anyDiverging() || plan.anyPreferred() {
 		return plan.answer()
 	}
 	return plan.wait(b.delayed, time.Duration(r.MaxWaitMillis)*time.Millisecond)
@@ -82,6 +92,9 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 	if r.IsolationLevel == 1 {
 		plan.isolation = replica.FetchTxnCommitted
 	}
+	// From v11 a consumer may read a follower (KIP-392), whatever
+	// replica.selector.class says: Kafka's FetchParams.fetchOnlyLeader.
+	plan.anyReplica = version >= 11 && plan.replicaID < 0
 	usesIDs := version >= 13
 	reqParts := d.requestPartitions(r, version)
 	if version < 7 || r.SessionEpoch == initialEpoch || r.SessionEpoch == finalEpoch {
@@ -92,7 +105,7 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 		if version >= 7 && r.SessionEpoch == initialEpoch {
 			plan.session = d.sessions.create(reqParts, usesIDs, now)
 		}
-		plan.parts = d.resolve(reqParts, usesIDs)
+		plan.parts = d.resolve(reqParts, usesIDs, plan.anyReplica)
 		return plan, nil
 	}
 	s, err := d.sessions.get(r.SessionID, r.SessionEpoch, usesIDs, now)
@@ -107,7 +120,7 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 	}
 	s.mu.Lock()
 	s.update(reqParts, forgotten)
-	plan.parts = d.resolve(s.parts, usesIDs)
+	plan.parts = d.resolve(s.parts, usesIDs, plan.anyReplica)
 	s.mu.Unlock()
 	plan.session, plan.full = s, false
 	return plan, nil
@@ -189,19 +202,24 @@ func (d *dataPath) requestPartitions(r *kmsg.FetchRequest, version int16) []*ses
 
 // resolve finds each partition's replica.Partition and snapshots its
 // fetch position. With topic ids (v13+) an unknown id is UNKNOWN_TOPIC_ID.
-// For a session the caller holds its lock.
-func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart {
+// anyReplica lets a follower serve (a v11+ consumer's fetch). For a
+// session the caller holds its lock.
+func (d *dataPath) resolve(parts []*sessionPartition, usesIDs, anyReplica bool) []*fetchPart {
+	find := d.b.leaderPartition
+	if anyReplica {
+		find = d.b.servingPartition
+	}
 	out := make([]*fetchPart, len(parts))
 	for i, sp := range parts {
-		fp := &fetchPart{sp: sp, fetchPosition: sp.fetchPosition}
+		fp := &fetchPart{sp: sp, fetchPosition: sp.fetchPosition, preferred: -1}
 		if usesIDs {
 			if t := d.b.topicByID(sp.key.topicID); t == nil {
 				fp.err = kerr.UnknownTopicID
 			} else {
-				fp.p, fp.err = d.b.leaderPartition(t, sp.key.partition)
+				fp.p, fp.err = find(t, sp.key.partition)
 			}
 		} else {
-			fp.p, fp.err = d.b.leaderPartition(d.b.topic(sp.key.topic), sp.key.partition)
+			fp.p, fp.err = find(d.b.topic(sp.key.topic), sp.key.partition)
 		}
 		out[i] = fp
 	}

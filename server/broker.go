@@ -94,6 +94,8 @@ type Broker struct {
 	aclMu sync.Mutex
 	// security is where credentials and ACLs are stored, set in Run.
 	security securityStore
+	// replicaSelector is replica.selector.class (fetch_follower.go).
+	replicaSelector replica.ReplicaSelector
 }
 
 // topicPartitionExists is what the coordinators know of the metadata: a
@@ -117,6 +119,8 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		bound:  map[string]*net.TCPAddr{},
 		now:    time.Now,
 		halt:   os.Exit,
+
+		replicaSelector: replicaSelectorOf(cfg.ReplicaSelectorClass),
 	}
 	b.toController = &controllerClient{b: b}
 	for _, l := range cfg.Listeners {

@@ -137,7 +137,7 @@ func (d *delayedFetch) TryComplete(now time.Time) bool {
 // change while it waits with a leadership change, which ends the wait.
 func (d *delayedFetch) state(i int) replica.FetchWaitState {
 	fp := d.plan.parts[i]
-	leading, end, leo := fp.p.FetchWaitOffsets(fp.currentLeaderEpoch, d.plan.readTo())
+	leading, end, leo := fp.p.FetchWaitOffsets(fp.currentLeaderEpoch, d.plan.readTo(), d.plan.anyReplica)
 	if !leading {
 		return replica.FetchWaitState{Gone: true}
 	}

@@ -21,6 +21,10 @@ type fetchPart struct {
 	// so reads need no lock.
 	fetchPosition
 	diverging *replica.DivergingEpoch
+	// preferred is the replica the leader sends the consumer to
+	// (preferred_read_replica, KIP-392), -1 for none; with one set the
+	// partition is answered without records.
+	preferred int32
 
 	// Outcome of the last read.
 	data    logstore.ReadResult
@@ -38,12 +42,20 @@ type fetchPlan struct {
 	// isolation is a consumer's isolation_level: read to the HW, or to
 	// the last stable offset (readTo).
 	isolation replica.FetchIsolation
-	version   int16
-	maxBytes  int
-	minBytes  int
-	parts     []*fetchPart
-	session   *fetchSession // nil for sessionless and uncached full fetches
-	full      bool
+	// anyReplica: a consumer on Fetch v11+, which a follower serves too
+	// (Kafka's FetchParams.fetchOnlyLeader false, KIP-392).
+	anyReplica bool
+	// choose, when set, picks the preferred read replica of a partition
+	// this broker leads for the fetch offset; nil without a rack-aware
+	// replica.selector.class or a client rack, so that those fetches pay
+	// nothing for it.
+	choose   func(p *replica.Partition, fetchOffset int64) int32
+	version  int16
+	maxBytes int
+	minBytes int
+	parts    []*fetchPart
+	session  *fetchSession // nil for sessionless and uncached full fetches
+	full     bool
 }
 
 // read reads every partition, honouring response and partition limits:
@@ -58,7 +70,7 @@ func (f *fetchPlan) read(updateFetchState bool) int {
 	total := 0
 	minOne := true
 	for _, fp := range f.parts {
-		fp.data, fp.readErr, fp.diverging = nil, nil, nil
+		fp.data, fp.readErr, fp.diverging, fp.preferred = nil, nil, nil, -1
 		if fp.err != nil {
 			continue
 		}
@@ -66,9 +78,17 @@ func (f *fetchPlan) read(updateFetchState bool) int {
 			fp.readErr = err
 			continue
 		}
-		if !updateFetchState && !fp.p.IsLeader() {
+		if !updateFetchState && !f.stillServed(fp.p) {
 			fp.readErr = kerr.NotLeaderForPartition
 			continue
+		}
+		if f.choose != nil {
+			// As Kafka's readFromLog: a preferred replica other than this
+			// leader answers at once, with the offsets and no records.
+			if fp.preferred = f.choose(fp.p, fp.fetchOffset); fp.preferred >= 0 {
+				fp.info = fp.p.Offsets(replica.FetchHighWatermark)
+				continue
+			}
 		}
 		limit := min(int(fp.partitionMaxBytes), remaining)
 		if limit <= 0 && !minOne {
@@ -103,6 +123,30 @@ func (f *fetchPlan) read(updateFetchState bool) int {
 		}
 	}
 	return total
+}
+
+// stillServed reports whether the re-read of a fetch that waited may read
+// p: a follower's fetch or a consumer's before v11 only while this broker
+// leads it, a v11+ consumer's while it hosts it (KIP-392).
+func (f *fetchPlan) stillServed(p *replica.Partition) bool {
+	if f.anyReplica {
+		return p.ServesConsumers()
+	}
+	return p.IsLeader()
+}
+
+// anyPreferred reports whether some partition names a preferred read
+// replica, which answers the fetch at once (Kafka's fetchMessages).
+func (f *fetchPlan) anyPreferred() bool {
+	if f.choose == nil {
+		return false
+	}
+	for _, fp := range f.parts {
+		if fp.preferred >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // readTo is how far the fetch reads: a follower to the log end, a
@@ -162,6 +206,9 @@ func (f *fetchPlan) response() (*kmsg.FetchResponse, []frameHole) {
 		rp.Partition = fp.sp.key.partition
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 		rp.PreferredReadReplica = -1
+		if fp.preferred >= 0 && fp.readErr == nil {
+			rp.PreferredReadReplica = fp.preferred
+		}
 		// Kafka sends an empty record set, never a null one: librdkafka
 		// refuses a MessageSetSize of -1.
 		rp.RecordBatches = []byte{}
@@ -216,10 +263,10 @@ func (f *fetchPlan) response() (*kmsg.FetchResponse, []frameHole) {
 }
 
 // hasNews reports whether an incremental response must include the
-// partition (KIP-227): records, an error, or a change of what the client
-// was last told.
+// partition (KIP-227): records, an error, a preferred read replica
+// (KIP-392), or a change of what the client was last told.
 func (sp *sessionPartition) hasNews(rp *kmsg.FetchResponseTopicPartition, data logstore.ReadResult) bool {
-	return data != nil || rp.ErrorCode != 0 ||
+	return data != nil || rp.ErrorCode != 0 || rp.PreferredReadReplica >= 0 ||
 		rp.HighWatermark != sp.highWatermark ||
 		rp.LogStartOffset != sp.logStartOffset ||
 		rp.LastStableOffset != sp.lastStableOffset
