@@ -94,6 +94,16 @@ func Compare(leader, follower []Header, from, end int64) Result {
 		res.Compared++
 		res.Next = l[i].LastOffset() + 1
 	}
+	// A read returns at least one batch (KIP-74), so a side with none where
+	// the other has one lacks it.
+	switch {
+	case n == 0 && len(l) > 0:
+		res.Divergence = &Divergence{Offset: max(l[0].BaseOffset, from), Leader: l[0], FollowerMissing: true}
+		return res
+	case n == 0 && len(f) > 0:
+		res.Divergence = &Divergence{Offset: max(f[0].BaseOffset, from), Follower: f[0], LeaderMissing: true}
+		return res
+	}
 	// Past the shorter side nothing is judged: its read may have been
 	// cut by size, and the next comparison starts at Next on both sides.
 	return res

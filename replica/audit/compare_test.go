@@ -56,8 +56,19 @@ func TestCompareShorterSide(t *testing.T) {
 	if r.Divergence != nil || r.Compared != 3 || r.Next != 30 {
 		t.Fatalf("got %+v, want 3 compared, next 30", r)
 	}
-	r = Compare(nil, log10(3), 0, 50)
-	if r.Divergence != nil || r.Compared != 0 || r.Next != 0 {
+}
+
+func TestCompareOneSideEmpty(t *testing.T) {
+	// Reads return at least one batch: none on one side is a missing batch.
+	r := Compare(nil, log10(3), 0, 50)
+	if d := r.Divergence; d == nil || !d.LeaderMissing || d.FollowerMissing || d.Offset != 0 || d.Follower.CRC != 100 {
+		t.Fatalf("got %+v, want the leader missing offset 0", r)
+	}
+	r = Compare(log10(3), nil, 5, 50)
+	if d := r.Divergence; d == nil || !d.FollowerMissing || d.Offset != 5 {
+		t.Fatalf("got %+v, want the follower missing offset 5", r)
+	}
+	if r := Compare(nil, nil, 0, 50); r.Divergence != nil || r.Compared != 0 {
 		t.Fatalf("got %+v, want nothing", r)
 	}
 }
