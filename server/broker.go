@@ -20,6 +20,7 @@ import (
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
 	"github.com/kbroker/kbroker/replica"
+	"github.com/kbroker/kbroker/replica/fetcher"
 	"github.com/kbroker/kbroker/security/acl"
 	"github.com/kbroker/kbroker/server/group"
 	"github.com/kbroker/kbroker/server/txn"
@@ -52,6 +53,9 @@ type Broker struct {
 	cluster *clusterState
 	// replicas are the partitions this broker hosts.
 	replicas *replica.Manager
+	// fetchers is the replicas' fetcher manager, which the replica audit
+	// asks what is followed (replica_audit.go).
+	fetchers *fetcher.Manager
 
 	groups *group.Coordinator
 	txns   *txn.Coordinator
@@ -163,10 +167,11 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 	// connected in Run, once the listeners are bound and can be
 	// registered.
 	b.cluster = newClusterState(nil)
+	b.fetchers = b.newFetchers()
 	b.replicas = replica.NewManager(replica.ManagerConfig{
 		BrokerID:         cfg.BrokerID,
 		Logs:             logs,
-		Fetchers:         b.newFetchers(),
+		Fetchers:         b.fetchers,
 		Logger:           logger,
 		TopicConfigs:     b.clusterTopicConfigs,
 		LogConfig:        cfg.TopicLogConfig,
@@ -312,6 +317,13 @@ func (b *Broker) Run(stop context.Context) error {
 		defer wg.Done()
 		b.replicas.RunHighWatermarkCheckpoints(ctx, b.cfg.ReplicaHighWatermarkCheckpointInterval)
 	}()
+	if b.cfg.ReplicaAuditInterval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.newReplicaAudit().Run(ctx)
+		}()
+	}
 	if err := b.adoptClusterID(stop, node, nodeFailed); err != nil {
 		errs <- err
 	}
