@@ -145,21 +145,25 @@ func New(cfg Config, targets func() []Target, dial fetcher.Dialer) *Auditor {
 	return a
 }
 
-// Run makes a pass every Interval until ctx ends; then it closes its
-// connections and unregisters its metrics.
+// Run makes a pass every Interval, the first one Interval after it
+// starts (a starting broker is busy loading logs and catching up), until
+// ctx ends; then it closes its connections and unregisters its metrics.
 func (a *Auditor) Run(ctx context.Context) {
 	defer a.close()
+	next := a.cfg.Clock.Now().Add(a.cfg.Interval)
 	for ctx.Err() == nil {
-		start := a.cfg.Clock.Now()
+		if wait := next.Sub(a.cfg.Clock.Now()); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-a.cfg.Clock.After(wait):
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		next = a.cfg.Clock.Now().Add(a.cfg.Interval)
 		a.Pass(ctx)
-		wait := a.cfg.Interval - a.cfg.Clock.Now().Sub(start)
-		if wait <= 0 || ctx.Err() != nil {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-a.cfg.Clock.After(wait):
-		}
 	}
 }
 

@@ -411,8 +411,9 @@ func TestRunPassesEveryInterval(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return")
 	}
-	if s.clock.slept != 2*time.Minute {
-		t.Fatalf("slept %v between 3 passes, want 2m", s.clock.slept)
+	// One interval before the first pass, one before each of the others.
+	if s.clock.slept != 3*time.Minute {
+		t.Fatalf("slept %v for 3 passes, want 3m", s.clock.slept)
 	}
 	if n, err := testutil.GatherAndCount(s.reg); err != nil || n != 0 {
 		t.Fatalf("metrics left registered after Run: %d %v", n, err)
