@@ -138,12 +138,10 @@ func (p auditPartition) key() string { return fmt.Sprintf("%s\x00%d", p.topic, p
 // segments legitimately differ.
 func auditPartitions(ctx context.Context, cl *kgo.Client, topics []string, stderr io.Writer) ([]auditPartition, error) {
 	mreq := kmsg.NewPtrMetadataRequest()
-	if topics != nil {
-		for _, t := range topics {
-			rt := kmsg.NewMetadataRequestTopic()
-			rt.Topic = kmsg.StringPtr(t)
-			mreq.Topics = append(mreq.Topics, rt)
-		}
+	for _, t := range topics { // none: a null list, every topic
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		mreq.Topics = append(mreq.Topics, rt)
 	}
 	mresp, err := mreq.RequestWith(ctx, cl)
 	if err != nil {
