@@ -179,3 +179,50 @@ func rewriteRecordValue(t *testing.T, dir, old, repl string) int64 {
 	t.Fatalf("%q not found in %s", old, dir)
 	return 0
 }
+
+// TestReplicaAuditMixed: a kbroker follower audits an Apache Kafka 3.9.1
+// leader with the same consumer fetch, and the Kafka leader sees an
+// ordinary consumer: the follower compares every batch and finds none
+// divergent, it stays in the ISR, and `kbroker audit` reads both kinds
+// (the Kafka broker answering replica id -2 as a leader) and exits 0.
+func TestReplicaAuditMixed(t *testing.T) {
+	const topic = "audited-mixed"
+	// Both kinds read the same settings; Kafka ignores kbroker's own keys
+	// (metrics.listener, replica.audit.*) with a warning.
+	metricsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(harness.FreePort(t)))
+	c := harness.StartMixedCluster(t, []bool{true, false},
+		"replica.audit.interval.ms=1000", "metrics.listener="+metricsAddr)
+	kafka, kb := c.Brokers[0], c.Brokers[1]
+	conn := c.ZK.Connect(t)
+	createTopicAssigned(t, c, topic, map[int32][]int32{0: {kafka.ID, kb.ID}}, nil)
+	waitFullISR(t, conn, topic, 1, 2)
+
+	cl := newClient(t, c.Addrs(), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic))
+	ctx := testCtx(t, 60*time.Second)
+	for i := range 10 {
+		if err := cl.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("mixed-value-%04d", i))).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	waitUntil(t, 20*time.Second, "the kbroker follower compares the Kafka leader's batches", func() error {
+		n, _, err := harness.ScrapeMetric(metricsAddr, "kbroker_replica_audit_batches_compared_total")
+		if err != nil {
+			return err
+		}
+		if n < 10 {
+			return fmt.Errorf("%v batches compared", n)
+		}
+		return nil
+	})
+	if v, _, err := harness.ScrapeMetric(metricsAddr, "kbroker_replica_audit_divergent_partitions"); err != nil || v != 0 {
+		t.Fatalf("divergent_partitions %v (%v)", v, err)
+	}
+	st := mustStates(t, conn, topic, 1)[0]
+	if st.Leader != kafka.ID || len(st.ISR) != 2 {
+		t.Fatalf("partition state %+v, want the Kafka leader %d and both replicas in the ISR", st, kafka.ID)
+	}
+	out, code := runAuditCLI(t, c.Addrs()...)
+	if code != 0 || out != "" {
+		t.Fatalf("kbroker audit: exit %d, output %q", code, out)
+	}
+}
