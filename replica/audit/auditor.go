@@ -270,23 +270,20 @@ func (a *Auditor) record(t Target, res outcome, d *Divergence) {
 		if !had || old.Divergence != f.Divergence || old.LeaderID != f.LeaderID {
 			a.cfg.Logger.Warn("replica audit: follower replica differs from its leader below the high watermark",
 				"topic", t.Topic, "partition", t.Partition, "offset", d.Offset, "leader", t.Leader.ID,
-				"leader_crc", crcText(d.Leader, d.LeaderMissing), "follower_crc", crcText(d.Follower, d.FollowerMissing),
+				"leader_crc", CRCText(d.Leader, d.LeaderMissing), "follower_crc", CRCText(d.Follower, d.FollowerMissing),
 				"leader_batch_epoch", d.Leader.LeaderEpoch, "follower_batch_epoch", d.Follower.LeaderEpoch)
 		}
 	}
 }
 
-// crcText is a batch's CRC as the log and the CLI print it, "none" for a
+// CRCText is a batch's CRC as the log and the CLI print it, "none" for a
 // side that has no batch there.
-func crcText(h Header, missing bool) string {
+func CRCText(h Header, missing bool) string {
 	if missing {
 		return "none"
 	}
 	return fmt.Sprintf("%08x", h.CRC)
 }
-
-// CRCText is crcText for the CLI.
-func CRCText(h Header, missing bool) string { return crcText(h, missing) }
 
 // auditPartition compares t from its log start to its high watermark (and
 // the leader's), chunk by chunk. A mismatch is read again after
