@@ -199,6 +199,10 @@ var brokerDefs = []brokerDef{
 	// brokers the controller, to act on a failure before the ZooKeeper
 	// session expires; 0 turns probing off (Kafka's behaviour).
 	{"broker.probe.interval.ms", "250", tInt, false, ms(func(c *Config) *time.Duration { return &c.BrokerProbeInterval }, atLeast(0))},
+	// kbroker's own: the online replica audit (docs/replica-audit.md); an
+	// interval of 0 turns it off.
+	{"replica.audit.interval.ms", "300000", tLong, false, ms(func(c *Config) *time.Duration { return &c.ReplicaAuditInterval }, atLeast(0))},
+	{"replica.audit.max.bytes.per.sec", "1048576", tLong, false, i64(func(c *Config) *int64 { return &c.ReplicaAuditMaxBytesPerSec }, tLong, atLeast(1))},
 }
 
 var brokerDefIndex = func() map[string]int {

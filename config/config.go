@@ -144,6 +144,13 @@ type Config struct {
 	// BrokerProbeInterval paces the controller's liveness probes of the
 	// brokers (and theirs of it); zero: off.
 	BrokerProbeInterval time.Duration
+	// ReplicaAuditInterval is replica.audit.interval.ms, kbroker's own
+	// (docs/replica-audit.md): how often a follower compares its replicas
+	// with their leaders; zero: off.
+	ReplicaAuditInterval time.Duration
+	// ReplicaAuditMaxBytesPerSec is replica.audit.max.bytes.per.sec: the
+	// audit's bound on bytes read (leaders' and local together).
+	ReplicaAuditMaxBytesPerSec int64
 
 	// values holds the text of every known key, set or default ("" for an
 	// unset nullable key); set marks the keys the file or an override gave.

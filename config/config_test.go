@@ -89,6 +89,8 @@ func TestDefaults(t *testing.T) {
 		{"metrics.listener", c.MetricsListener, ""},
 		{"pprof.enable", c.PprofEnable, false},
 		{"broker.probe.interval.ms", c.BrokerProbeInterval, 250 * time.Millisecond},
+		{"replica.audit.interval.ms", c.ReplicaAuditInterval, 5 * time.Minute},
+		{"replica.audit.max.bytes.per.sec", c.ReplicaAuditMaxBytesPerSec, int64(1 << 20)},
 		{"inter.broker.protocol.version", c.InterBrokerProtocolVersion.String(), "3.9-IV0"},
 		{"standalone", c.Standalone(), true},
 	}

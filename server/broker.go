@@ -40,9 +40,6 @@ type Broker struct {
 	dynamicMu sync.Mutex
 	// brokerConfigs is where dynamic broker configs are stored, set in Run.
 	brokerConfigs brokerConfigStore
-	// fetchers are the replica fetchers the replica manager drives; kept
-	// here for num.replica.fetchers changes.
-	fetchers *fetcher.Manager
 	// listenerTLS holds each TLS listener's configuration in force, by
 	// listener name (listener_tls_reload.go).
 	listenerTLS map[string]*reloadableTLS
@@ -72,6 +69,10 @@ type Broker struct {
 	cluster *clusterState
 	// replicas are the partitions this broker hosts.
 	replicas *replica.Manager
+	// fetchers is the replicas' fetcher manager, which the replica audit
+	// asks what is followed (replica_audit.go) and num.replica.fetchers
+	// changes resize.
+	fetchers *fetcher.Manager
 
 	groups *group.Coordinator
 	txns   *txn.Coordinator
@@ -342,6 +343,13 @@ func (b *Broker) Run(stop context.Context) error {
 		defer wg.Done()
 		b.replicas.RunHighWatermarkCheckpoints(ctx, b.cfg.ReplicaHighWatermarkCheckpointInterval)
 	}()
+	if b.cfg.ReplicaAuditInterval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.newReplicaAudit().Run(ctx)
+		}()
+	}
 	if err := b.adoptClusterID(stop, node, nodeFailed); err != nil {
 		errs <- err
 	}

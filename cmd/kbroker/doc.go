@@ -1,6 +1,7 @@
 // Command kbroker runs one Kafka-compatible broker:
 //
 //	kbroker server.properties [--override key=value ...]
+//	kbroker audit --bootstrap-server host:port [--topic a,b]
 //
 // like Kafka's kafka-server-start.sh (--override=key=value works too; a
 // later override wins). It is a thin main: it loads the configuration
@@ -8,6 +9,11 @@
 // metrics on metrics.listener (Go and process collectors plus whatever the
 // broker registers) with net/http/pprof under /debug/pprof when
 // pprof.enable=true, and runs server.Broker until a signal.
+//
+// `kbroker audit` (audit.go) is the replica audit run from outside the
+// cluster (docs/replica-audit.md): it prints each follower whose batches
+// below the high watermarks differ from its leader's and exits 1 if there
+// is one, 3 if some replica could not be read, 0 otherwise.
 //
 // Exit codes: 0 after a clean shutdown, 1 for a configuration the broker
 // refuses or a broker failure, 2 for a command line it cannot read.

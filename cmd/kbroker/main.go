@@ -28,13 +28,16 @@ const (
 	exitUsage   = 2
 )
 
-const usage = "usage: kbroker server.properties [--override key=value ...]"
+const usage = "usage: kbroker server.properties [--override key=value ...]\n       kbroker audit --bootstrap-server host:port (docs/replica-audit.md)"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
 func run(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "audit" {
+		return runAudit(args[1:], os.Stdout, stderr)
+	}
 	path, overrides, err := parseArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "kbroker: %v\n%s\n", err, usage)
