@@ -71,6 +71,7 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 		maxBytes: int(r.MaxBytes),
 		minBytes: int(r.MinBytes),
 		full:     true,
+		stats:    &d.b.topicStats,
 	}
 	if plan.maxBytes <= 0 {
 		plan.maxBytes = 0
@@ -194,14 +195,19 @@ func (d *dataPath) resolve(parts []*sessionPartition, usesIDs bool) []*fetchPart
 	out := make([]*fetchPart, len(parts))
 	for i, sp := range parts {
 		fp := &fetchPart{sp: sp, fetchPosition: sp.fetchPosition}
+		var t *Topic
 		if usesIDs {
-			if t := d.b.topicByID(sp.key.topicID); t == nil {
+			if t = d.b.topicByID(sp.key.topicID); t == nil {
 				fp.err = kerr.UnknownTopicID
 			} else {
 				fp.p, fp.err = d.b.leaderPartition(t, sp.key.partition)
 			}
 		} else {
-			fp.p, fp.err = d.b.leaderPartition(d.b.topic(sp.key.topic), sp.key.partition)
+			t = d.b.topic(sp.key.topic)
+			fp.p, fp.err = d.b.leaderPartition(t, sp.key.partition)
+		}
+		if t != nil {
+			fp.stats = t.stats
 		}
 		out[i] = fp
 	}
@@ -236,6 +242,7 @@ func (f *fetchPlan) wait(delayed *delayedOps, maxWait time.Duration) protocol.Re
 // answer encodes the last read: a plain message when small, else a frame
 // whose record bytes go straight from the log to the socket.
 func (f *fetchPlan) answer() protocol.Response {
+	f.countBytesOut()
 	resp, holes := f.response()
 	// Hints go only with a partition's error (current_leader.go), so a
 	// fetch without one skips the walk over the response.
