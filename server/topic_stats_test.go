@@ -68,3 +68,15 @@ kafka_server_brokertopicmetrics_messagesin_total 2
 		t.Fatal(err)
 	}
 }
+
+// The cost BrokerTopicMetrics add to each produced partition, from both
+// cores at once.
+func BenchmarkTopicStatsProducedPartition(b *testing.B) {
+	var bs brokerTopicStats
+	var s topicStats
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			bs.producedPartition(&s, 1000, 10, nil)
+		}
+	})
+}
