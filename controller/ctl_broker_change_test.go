@@ -90,6 +90,10 @@ func TestBrokerFailureElectsFromIsr(t *testing.T) {
 	if h.c.ctx.offlinePartitionCount() != 0 {
 		t.Error("offline partitions after a clean election")
 	}
+	// Broker 1, the preferred leader, is gone: orders-0 is led by 2.
+	if n := h.c.ctx.preferredReplicaImbalanceCount(); n != 1 {
+		t.Errorf("preferred replica imbalance %d, want 1", n)
+	}
 }
 
 // A leader's ISR write between the controller's read and its write makes

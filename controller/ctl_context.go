@@ -222,6 +222,38 @@ func (c *controllerContext) offlinePartitionCount() int {
 	return n
 }
 
+// preferredReplicaImbalanceCount is Kafka's ControllerContext gauge of the
+// partitions, of topics not being deleted, whose leader is not their
+// preferred (first) replica; a reassignment that adds the preferred
+// replica counts only once that replica is in the ISR and still does not
+// lead. Kafka keeps it up to date on every change; it is recounted here
+// after each event, like offlinePartitionCount.
+func (c *controllerContext) preferredReplicaImbalanceCount() int {
+	n := 0
+	for topic, parts := range c.assignments {
+		if c.topicsToDelete[topic] {
+			continue
+		}
+		for p, a := range parts {
+			l, ok := c.leadership[kafkazk.TopicPartition{Topic: topic, Partition: p}]
+			if !ok || len(a.Replicas) == 0 {
+				continue
+			}
+			preferred := a.Replicas[0]
+			var balanced bool
+			if a.isBeingReassigned() && slices.Contains(a.Adding, preferred) {
+				balanced = !slices.Contains(l.ISR, preferred)
+			} else {
+				balanced = l.Leader == preferred
+			}
+			if !balanced {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 func sortPartitions(tps []kafkazk.TopicPartition) {
 	sort.Slice(tps, func(i, j int) bool {
 		if tps[i].Topic != tps[j].Topic {

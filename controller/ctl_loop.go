@@ -311,6 +311,9 @@ func (c *Controller) sendBatch(b *requestBatch) {
 
 func (c *Controller) updateMetrics() {
 	if c.metrics != nil {
-		c.metrics.update(c.epoch, len(c.ctx.states), c.ctx.offlinePartitionCount(), len(c.ctx.assignments))
+		// GlobalPartitionCount is Kafka's partitionWithLeadersCount: the
+		// partitions whose state the controller holds.
+		c.metrics.update(c.epoch, len(c.ctx.leadership), c.ctx.offlinePartitionCount(), len(c.ctx.assignments),
+			c.ctx.preferredReplicaImbalanceCount())
 	}
 }

@@ -17,6 +17,7 @@ type Metrics struct {
 	globalPartition atomic.Int64
 	offline         atomic.Int64
 	globalTopic     atomic.Int64
+	imbalance       atomic.Int64
 }
 
 // NewMetrics registers the controller gauges with reg (nil: none).
@@ -39,6 +40,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		gauge("globalpartitioncount", "Partitions in the cluster, as the controller knows them (GlobalPartitionCount).", &m.globalPartition),
 		gauge("offlinepartitionscount", "Partitions without a live leader (OfflinePartitionsCount).", &m.offline),
 		gauge("globaltopiccount", "Topics in the cluster, as the controller knows them (GlobalTopicCount).", &m.globalTopic),
+		gauge("preferredreplicaimbalancecount", "Partitions not led by their preferred replica (PreferredReplicaImbalanceCount).", &m.imbalance),
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -47,12 +49,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-func (m *Metrics) update(epoch int32, partitions, offline, topics int) {
+func (m *Metrics) update(epoch int32, partitions, offline, topics, imbalance int) {
 	m.active.Store(1)
 	m.epoch.Store(int64(epoch))
 	m.globalPartition.Store(int64(partitions))
 	m.offline.Store(int64(offline))
 	m.globalTopic.Store(int64(topics))
+	m.imbalance.Store(int64(imbalance))
 }
 
 func (m *Metrics) resign() {
@@ -61,4 +64,5 @@ func (m *Metrics) resign() {
 	m.globalPartition.Store(0)
 	m.offline.Store(0)
 	m.globalTopic.Store(0)
+	m.imbalance.Store(0)
 }

@@ -17,7 +17,7 @@
 // endpoint, with the controller's own broker reached in-process. Gauges
 // (NewMetrics): kafka_controller_kafkacontroller_{activecontrollercount,
 // controllerepoch,globalpartitioncount,globaltopiccount,
-// offlinepartitionscount}.
+// offlinepartitionscount,preferredreplicaimbalancecount}.
 //
 // A Controller runs a single event loop (ctl_loop.go) over ZooKeeper
 // watches, broker responses, admin calls and ticks. Failover

@@ -163,6 +163,13 @@ func (l *FileLog) Size() int64 {
 	return n
 }
 
+// NumSegments is the number of segments (Kafka's Log NumLogSegments gauge).
+func (l *FileLog) NumSegments() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.segments)
+}
+
 // firstSegmentBase is what decides whether log-start-offset-checkpoint needs
 // an entry for this log: Kafka writes one only for a log whose start is above
 // its first segment's base.

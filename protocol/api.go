@@ -31,6 +31,8 @@ type Request struct {
 	frame *pooledFrame
 	// held is what the frame holds of the memory pool until it finishes.
 	held int64
+	// times are the request's phase boundaries for RequestMetrics.
+	times reqTimes
 }
 
 // Frame is a response body that is not held in memory as a whole: Fetch
@@ -63,6 +65,12 @@ type Response struct {
 	// CloseAfter closes the connection once this response was written:
 	// Kafka answers a failed SASL exchange, then disconnects.
 	CloseAfter bool
+	// ThrottleMs is the throttle this response asks of the client, for
+	// RequestMetrics ThrottleTimeMs. Zero reads it from Msg (the kmsg
+	// ThrottleResponse field), so a handler that sets ThrottleMillis on
+	// its message need not set it here too; a Frame response has no Msg
+	// and must set it.
+	ThrottleMs int32
 
 	// raw is a SASL token answered without a response header (the
 	// exchange after a version 0 SaslHandshake).

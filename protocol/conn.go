@@ -158,6 +158,7 @@ func (c *conn) readLoop() {
 		}
 		raw := c.rawTokenStage()
 		frame, pf, held, err := c.readFrame(raw)
+		received := nanotime()
 		if errors.Is(err, errCleanEOF) {
 			c.enqueue(&inflight{drain: true})
 			return
@@ -185,7 +186,7 @@ func (c *conn) readLoop() {
 			req.Conn = c.info
 			req.frame = pf
 			req.held = held
-			c.srv.metrics.request(req.Key)
+			req.times.received, req.times.decoded = received, nanotime()
 			var ok bool
 			if resp, ok = c.serveRequest(req); !ok {
 				c.cancel()
@@ -231,13 +232,19 @@ func (c *conn) serveRequest(req *Request) (Response, bool) {
 			return Response{}, false
 		}
 		if handled {
+			req.times.dequeued = req.times.decoded
+			req.times.localDone = nanotime()
 			return resp, true
 		}
 	}
 	if !c.takeRequestSlot() {
 		return Response{}, false
 	}
+	t := &req.times
+	t.dequeued = nanotime()
 	resp, ok := c.handle(req)
+	t.localDone = nanotime()
+	c.srv.metrics.reqs().handled(t.localDone - t.dequeued)
 	<-c.srv.requestSlots
 	return resp, ok
 }
@@ -252,6 +259,7 @@ func (c *conn) serveRequest(req *Request) (Response, bool) {
 func (c *conn) answer(req *Request, resp Response) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	req.times.sendStart = nanotime()
 	if !resp.None {
 		if err := c.writeResponse(req, resp); err != nil {
 			return err
@@ -262,6 +270,7 @@ func (c *conn) answer(req *Request, resp Response) error {
 			return err
 		}
 	}
+	c.srv.metrics.reqs().record(req, &resp, nanotime())
 	c.finished(req)
 	return nil
 }
@@ -363,6 +372,7 @@ func (c *conn) runWait(e *inflight) {
 	for resp.Wait != nil {
 		resp = resp.Wait(c.ctx)
 	}
+	e.req.times.ready = nanotime()
 	e.result <- resp
 }
 

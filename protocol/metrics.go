@@ -3,19 +3,17 @@ package protocol
 import (
 	"errors"
 	"math"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // metrics are named after Kafka's JMX beans:
-// kafka.network:type=RequestMetrics,name=RequestsPerSec,request=X and
+// kafka.network:type=RequestMetrics (requests, request_metrics.go) and
 // kafka.server:type=socket-server-metrics,listener=L incoming/outgoing-byte-total.
 type metrics struct {
 	reg      prometheus.Registerer
-	requests *prometheus.CounterVec
+	requests *requestMetrics
 	bytesIn  *prometheus.CounterVec
 	bytesOut *prometheus.CounterVec
 	// Connections per listener: socket-server-metrics connection-count,
@@ -31,13 +29,10 @@ type metrics struct {
 	// successful-authentication-no-reauth-total (a client that cannot
 	// re-authenticate, KIP-368).
 	authOK, authFailed, reauthOK, reauthFailed, authNoReauth *prometheus.CounterVec
-	// byKey caches requests' child per api key: WithLabelValues hashes the
-	// label and takes the vector's lock, once per request otherwise, on
-	// every connection at once.
-	byKey [maxCachedKey + 1]atomic.Pointer[prometheus.Counter]
 }
 
-// maxCachedKey bounds byKey; keys above it (none today) take the slow path.
+// maxCachedKey bounds the api keys with request metrics; keys above it
+// (none today) have none.
 const maxCachedKey = 127
 
 // newMetrics returns counters registered on reg, or nil counters (no-ops)
@@ -48,10 +43,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, nil
 	}
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kafka_network_requestmetrics_requests_total",
-			Help: "Requests received, by API (RequestMetrics RequestsPerSec).",
-		}, []string{"request"}),
 		bytesIn: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kafka_server_socket_server_metrics_incoming_byte_total",
 			Help: "Bytes read from client connections, size prefixes included.",
@@ -96,7 +87,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}
 	}
 	m.connCount = connCount
-	for _, c := range []**prometheus.CounterVec{&m.requests, &m.bytesIn, &m.bytesOut, &m.connCreation, &m.connClose, &m.connRejected,
+	m.requests = newRequestMetrics()
+	if err := reg.Register(m.requests); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) {
+			return nil, err
+		}
+		if m.requests, _ = are.ExistingCollector.(*requestMetrics); m.requests == nil {
+			return nil, err
+		}
+	}
+	for _, c := range []**prometheus.CounterVec{&m.bytesIn, &m.bytesOut, &m.connCreation, &m.connClose, &m.connRejected,
 		&m.authOK, &m.authFailed, &m.reauthOK, &m.reauthFailed, &m.authNoReauth} {
 		if err := reg.Register(*c); err != nil {
 			var are prometheus.AlreadyRegisteredError
@@ -113,22 +114,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-func (m *metrics) request(key int16) {
+// reqs is the request metrics, nil (no-ops) without a registry.
+func (m *metrics) reqs() *requestMetrics {
 	if m == nil {
-		return
+		return nil
 	}
-	if key < 0 || key > maxCachedKey {
-		m.requests.WithLabelValues(kmsg.NameForKey(key)).Inc()
-		return
-	}
-	c := m.byKey[key].Load()
-	if c == nil {
-		// Racing first requests may both resolve it: the same child.
-		child := m.requests.WithLabelValues(kmsg.NameForKey(key))
-		c = &child
-		m.byKey[key].Store(c)
-	}
-	(*c).Inc()
+	return m.requests
 }
 
 // connCounters are one listener's counters, resolved once per connection.

@@ -52,6 +52,7 @@ func (c *conn) writeLoop() {
 			return
 		}
 		c.wmu.Lock()
+		e.req.times.sendStart = nanotime()
 		var err error
 		if !resp.None {
 			err = c.writeResponse(e.req, resp)
@@ -65,6 +66,10 @@ func (c *conn) writeLoop() {
 				"correlation_id", e.req.CorrelationID, "err", err)
 			return
 		}
+		// The write loop flushes only before it would wait: the send time
+		// of a small response is its copy into the buffer (a Frame's is
+		// its write), the flush of the batch is booked to none.
+		c.srv.metrics.reqs().record(e.req, &resp, nanotime())
 		c.finished(e.req)
 		if resp.CloseAfter {
 			c.flush()

@@ -100,12 +100,19 @@ func handleProduce(b *Broker, ctx context.Context, req *protocol.Request) protoc
 				}
 			}
 			var guard uint64
+			// Partitions that fail verification never reach Kafka's
+			// appendToLocalLog, where BrokerTopicMetrics count.
+			counted := topicErr == nil && t != nil
 			if v, ok := verified[TopicPartition{rt.Topic, rp.Partition}]; ok && err == nil {
 				guard, err = v.guard, v.err
+				counted = counted && err == nil
 			}
 			var lastOffset int64
 			if err == nil {
 				lastOffset, err = b.data.produceToPartition(p, rp.Records, req.Version, r.Acks, rules, guard, now, &sp)
+			}
+			if counted {
+				b.topicStats.producedPartition(t.stats, len(rp.Records), lastOffset-sp.BaseOffset+1, err)
 			}
 			if err != nil {
 				sp.ErrorCode = errCode(err)

@@ -85,6 +85,7 @@ func (d *dataPath) planFetch(r *kmsg.FetchRequest, version int16, now time.Time)
 		maxBytes: int(r.MaxBytes),
 		minBytes: int(r.MinBytes),
 		full:     true,
+		stats:    &d.b.topicStats,
 	}
 	if plan.maxBytes <= 0 {
 		plan.maxBytes = 0
@@ -216,14 +217,19 @@ func (d *dataPath) resolve(parts []*sessionPartition, usesIDs, anyReplica bool) 
 	out := make([]*fetchPart, len(parts))
 	for i, sp := range parts {
 		fp := &fetchPart{sp: sp, fetchPosition: sp.fetchPosition, preferred: -1}
+		var t *Topic
 		if usesIDs {
-			if t := d.b.topicByID(sp.key.topicID); t == nil {
+			if t = d.b.topicByID(sp.key.topicID); t == nil {
 				fp.err = kerr.UnknownTopicID
 			} else {
 				fp.p, fp.err = find(t, sp.key.partition)
 			}
 		} else {
-			fp.p, fp.err = find(d.b.topic(sp.key.topic), sp.key.partition)
+			t = d.b.topic(sp.key.topic)
+			fp.p, fp.err = find(t, sp.key.partition)
+		}
+		if t != nil {
+			fp.stats = t.stats
 		}
 		out[i] = fp
 	}
@@ -259,6 +265,7 @@ func (f *fetchPlan) wait(delayed *delayedOps, maxWait time.Duration) protocol.Re
 // whose record bytes go straight from the log to the socket.
 func (f *fetchPlan) answer() protocol.Response {
 	f.recordThrottledBytes()
+	f.countBytesOut()
 	resp, holes := f.response()
 	// Hints go only with a partition's error (current_leader.go), so a
 	// fetch without one skips the walk over the response.

@@ -80,6 +80,9 @@ type Broker struct {
 	// brokers.
 	txnPeers *txnPeers
 	metrics  *brokerMetrics
+	// topicStats are BrokerTopicMetrics for all topics; each topic's hang
+	// on its topic-table entry (Topic.stats).
+	topicStats brokerTopicStats
 	// now is the broker's clock; tests replace it.
 	now func() time.Time
 	// halt ends the process at once when every log dir has failed
@@ -206,6 +209,10 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		b.store = store
 	}
 	if err := reg.Register(b.metrics); err != nil {
+		b.closeStores()
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	if err := reg.Register(newTopicStatsCollector(b)); err != nil {
 		b.closeStores()
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

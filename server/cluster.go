@@ -181,6 +181,10 @@ func (b *Broker) rebuildTopics() {
 		}
 		if old := b.topic(name); old != nil && old.ID == t.ID {
 			t.Configs = old.Configs
+			t.stats = old.stats
+		}
+		if t.stats == nil {
+			t.stats = &topicStats{}
 		}
 		if t.Configs == nil {
 			t.Configs = b.clusterTopicConfigs(name)

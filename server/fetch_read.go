@@ -17,6 +17,8 @@ type fetchPart struct {
 	sp  *sessionPartition
 	p   *replica.Partition // nil when err is set
 	err error              // unknown topic, topic id or partition
+	// stats are the topic's BrokerTopicMetrics (nil: unknown topic).
+	stats *topicStats
 
 	// The request's position, copied from sp when the fetch was planned,
 	// so reads need no lock.
@@ -64,6 +66,8 @@ type fetchPlan struct {
 	// leaderQuota is the leader's replication quota, for a follower's
 	// fetch; nil for consumers.
 	leaderQuota *throttle.Quota
+	// stats counts the fetch in BrokerTopicMetrics (nil: not counted).
+	stats *brokerTopicStats
 }
 
 // read reads every partition, honouring response and partition limits:
@@ -139,6 +143,9 @@ func (f *fetchPlan) read(updateFetchState bool) int {
 			remaining -= n
 		}
 	}
+	if updateFetchState && f.stats != nil {
+		f.countFetched()
+	}
 	return total
 }
 
@@ -164,6 +171,35 @@ func (f *fetchPlan) anyPreferred() bool {
 		}
 	}
 	return false
+}
+
+// countFetched books the partitions of a fetch as it arrived, as Kafka's
+// ReplicaManager.fetchMessages marks TotalFetchRequestsPerSec for each
+// partition read (authorized ones: the others are never read).
+func (f *fetchPlan) countFetched() {
+	for _, fp := range f.parts {
+		err := fp.err
+		if err == nil {
+			err = fp.readErr
+		}
+		if errCode(err) == kerr.TopicAuthorizationFailed.Code {
+			continue
+		}
+		f.stats.fetchedPartition(fp.stats, err)
+	}
+}
+
+// countBytesOut books the record bytes a consumer's answer carries
+// (BytesOutPerSec; Kafka counts a follower's as ReplicationBytesOutPerSec).
+func (f *fetchPlan) countBytesOut() {
+	if f.stats == nil || f.replicaID >= 0 {
+		return
+	}
+	for _, fp := range f.parts {
+		if fp.data != nil {
+			f.stats.add(fp.stats, statBytesOut, uint64(fp.data.Len()))
+		}
+	}
 }
 
 // readTo is how far the fetch reads: a follower to the log end, a

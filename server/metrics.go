@@ -19,6 +19,7 @@ type brokerMetrics struct {
 	leaderCount, partitionCount, underReplicated, underMinIsr *prometheus.Desc
 	hw, leo, lsoLag                                           *prometheus.Desc
 	offlineReplicas, offlineLogDirs                           *prometheus.Desc
+	logSize, logSegments, logStart                            *prometheus.Desc
 
 	isrShrinks, isrExpands, failedIsrUpdates prometheus.Counter
 }
@@ -40,6 +41,9 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 		leo:             desc("kafka_log_log_logendoffset", "Log end offset per hosted partition (Kafka's Log LogEndOffset).", "topic", "partition"),
 		lsoLag: desc("kafka_cluster_partition_laststableoffsetlag",
 			"High watermark minus last stable offset per hosted partition: how far open transactions hold read_committed consumers back (Kafka's Partition LastStableOffsetLag).", "topic", "partition"),
+		logSize:         desc("kafka_log_log_size", "Bytes of a hosted partition's log (Log Size).", "topic", "partition"),
+		logSegments:     desc("kafka_log_log_numlogsegments", "Segments of a hosted partition's log (Log NumLogSegments).", "topic", "partition"),
+		logStart:        desc("kafka_log_log_logstartoffset", "Log start offset of a hosted partition (Log LogStartOffset).", "topic", "partition"),
 		offlineReplicas: desc("kafka_server_replicamanager_offlinereplicacount", "Hosted replicas on a failed log dir (ReplicaManager OfflineReplicaCount)."),
 		offlineLogDirs:  desc("kafka_log_logmanager_offlinelogdirectorycount", "Log dirs taken offline by a storage failure (LogManager OfflineLogDirectoryCount)."),
 		isrShrinks:      counter("kafka_server_replicamanager_isrshrinks_total", "ISR shrinks made by this broker as leader (IsrShrinksPerSec)."),
@@ -62,7 +66,7 @@ func (m *brokerMetrics) isrChanged(kind replica.IsrChangeKind, failed bool) {
 }
 
 func (m *brokerMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.leaderCount, m.partitionCount, m.underReplicated, m.underMinIsr, m.hw, m.leo, m.lsoLag, m.offlineReplicas, m.offlineLogDirs} {
+	for _, d := range []*prometheus.Desc{m.leaderCount, m.partitionCount, m.underReplicated, m.underMinIsr, m.hw, m.leo, m.lsoLag, m.logSize, m.logSegments, m.logStart, m.offlineReplicas, m.offlineLogDirs} {
 		ch <- d
 	}
 	m.isrShrinks.Describe(ch)
@@ -91,6 +95,14 @@ func (m *brokerMetrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.hw, prometheus.GaugeValue, float64(s.HighWatermark), p.Topic, idx)
 		ch <- prometheus.MustNewConstMetric(m.leo, prometheus.GaugeValue, float64(s.LogEndOffset), p.Topic, idx)
 		ch <- prometheus.MustNewConstMetric(m.lsoLag, prometheus.GaugeValue, float64(s.HighWatermark-s.LastStableOffset), p.Topic, idx)
+		// Kafka removes a log's gauges when its dir fails.
+		if l := p.Log(); l != nil && !p.Offline() {
+			ch <- prometheus.MustNewConstMetric(m.logSize, prometheus.GaugeValue, float64(l.Size()), p.Topic, idx)
+			ch <- prometheus.MustNewConstMetric(m.logStart, prometheus.GaugeValue, float64(l.LogStartOffset()), p.Topic, idx)
+			if sc, ok := l.(interface{ NumSegments() int }); ok {
+				ch <- prometheus.MustNewConstMetric(m.logSegments, prometheus.GaugeValue, float64(sc.NumSegments()), p.Topic, idx)
+			}
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(m.leaderCount, prometheus.GaugeValue, leaders)
 	ch <- prometheus.MustNewConstMetric(m.partitionCount, prometheus.GaugeValue, float64(len(hosted)))

@@ -24,6 +24,10 @@ type Topic struct {
 	// DYNAMIC_TOPIC_CONFIG); everything else comes from the broker config.
 	Configs  map[string]string
 	Internal bool
+	// stats are the topic's BrokerTopicMetrics, kept across rebuilds of
+	// the table while the topic (its id) lives; nil for a topic that is
+	// not in the table.
+	stats *topicStats
 }
 
 const (

@@ -12,7 +12,9 @@
 // (the broker implements it on replica.Partition); Dialer/Conn send
 // kmsg requests to a leader, KgoDialer over a franz-go client. MaxLag and
 // the kafka_server_replicafetchermanager_maxlag{clientId="Replica"} gauge
-// report the largest leader HW - fetch offset.
+// report the largest leader HW - fetch offset, and
+// kafka_server_fetcherlagmetrics_consumerlag{clientId,topic,partition}
+// each followed partition's.
 //
 // Per leader there are NumReplicaFetchers fetchers, each a goroutine with
 // one connection; a partition goes to FetcherID(topic, partition, n), as in

@@ -42,7 +42,7 @@ func NewManager(cfg Config, dial Dialer, logger *slog.Logger) *Manager {
 		fetchers: map[fetcherKey]*fetcher{},
 		owner:    map[replica.TopicPartition]fetcherKey{},
 	}
-	m.lag = newLagMetric(m.cfg.Registerer, m.MaxLag, logger)
+	m.lag = newLagMetric(m.cfg.Registerer, m, logger)
 	return m
 }
 
@@ -197,6 +197,36 @@ func (m *Manager) MaxLag() int64 {
 		lag = max(lag, f.maxLag())
 	}
 	return lag
+}
+
+// eachLag calls fn with every followed partition's lag and the name of
+// the fetcher that follows it.
+func (m *Manager) eachLag(fn func(clientID, topic string, partition int32, lag int64)) {
+	m.mu.Lock()
+	fs := make(map[fetcherKey]*fetcher, len(m.fetchers))
+	for k, f := range m.fetchers {
+		fs[k] = f
+	}
+	m.mu.Unlock()
+	type partLag struct {
+		tp  replica.TopicPartition
+		lag int64
+	}
+	var lags []partLag
+	for k, f := range fs {
+		// Copied out: fn may block on the scrape, which must not hold
+		// up the fetcher's next response.
+		lags = lags[:0]
+		f.mu.Lock()
+		for tp, st := range f.parts {
+			lags = append(lags, partLag{tp, st.lag})
+		}
+		f.mu.Unlock()
+		name := threadName(k.fetcherID, k.leaderID)
+		for _, l := range lags {
+			fn(name, l.tp.Topic, l.tp.Partition, l.lag)
+		}
+	}
 }
 
 // Fetching reports the leader and fetcher id a partition is assigned to.

@@ -234,15 +234,29 @@ func TestMaxLagGauge(t *testing.T) {
 	}
 }
 
+// gaugeValue is MaxLag, checked to agree with the partition's ConsumerLag
+// (the only partition followed, by fetcher 0 of leader 1).
 func gaugeValue(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
-	if err != nil || len(mfs) != 1 || mfs[0].GetName() != "kafka_server_replicafetchermanager_maxlag" {
+	if err != nil || len(mfs) != 2 || mfs[0].GetName() != "kafka_server_fetcherlagmetrics_consumerlag" ||
+		mfs[1].GetName() != "kafka_server_replicafetchermanager_maxlag" {
 		t.Fatalf("metrics %v, err %v", mfs, err)
 	}
-	m := mfs[0].GetMetric()[0]
+	m := mfs[1].GetMetric()[0]
 	if l := m.GetLabel(); len(l) != 1 || l[0].GetName() != "clientId" || l[0].GetValue() != "Replica" {
 		t.Fatalf("labels %v", l)
+	}
+	pl := mfs[0].GetMetric()[0]
+	labels := map[string]string{}
+	for _, l := range pl.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	if labels["clientId"] != "ReplicaFetcherThread-0-1" || labels["topic"] != "t" || labels["partition"] != "0" {
+		t.Fatalf("consumer lag labels %v", labels)
+	}
+	if pl.GetGauge().GetValue() != m.GetGauge().GetValue() {
+		t.Fatalf("consumer lag %v, max lag %v", pl.GetGauge().GetValue(), m.GetGauge().GetValue())
 	}
 	return m.GetGauge().GetValue()
 }
