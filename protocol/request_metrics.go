@@ -33,6 +33,9 @@ type requestMetrics struct {
 	requests                               *prometheus.Desc
 	phase                                  [numPhases]struct{ q, count *prometheus.Desc }
 	handlerIdlePct, handlerIdleNs, netIdle *prometheus.Desc
+	// The same fractions under the MBean names lowercased whole, as
+	// dashboards written from the JMX names query them (docs/metrics.md).
+	handlerIdlePlain, netIdlePlain *prometheus.Desc
 }
 
 // Metric names beyond the api keys (RequestMetrics' override names).
@@ -101,6 +104,10 @@ func newRequestMetrics() *requestMetrics {
 			"Nanoseconds of handler idle time per GOMAXPROCS since start: the meter's Count; its rate over 1e9 is the idle fraction.", nil, nil),
 		netIdle: prometheus.NewDesc("kafka_network_socketserver_networkprocessoravgidle_percent",
 			"Fraction of GOMAXPROCS not spent decoding requests and writing responses over the last one to two minutes (SocketServer NetworkProcessorAvgIdlePercent).", nil, nil),
+		handlerIdlePlain: prometheus.NewDesc("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent",
+			"kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent under the MBean's name lowercased.", nil, nil),
+		netIdlePlain: prometheus.NewDesc("kafka_network_socketserver_networkprocessoravgidlepercent",
+			"kafka_network_socketserver_networkprocessoravgidle_percent under the MBean's name lowercased.", nil, nil),
 	}
 	for i, p := range phaseNames {
 		m.phase[i].q = prometheus.NewDesc("kafka_network_requestmetrics_"+p.name, p.help, []string{"request", "quantile"}, nil)
@@ -225,6 +232,8 @@ func (m *requestMetrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.handlerIdlePct
 	ch <- m.handlerIdleNs
 	ch <- m.netIdle
+	ch <- m.handlerIdlePlain
+	ch <- m.netIdlePlain
 }
 
 func (m *requestMetrics) Collect(ch chan<- prometheus.Metric) {
@@ -251,7 +260,9 @@ func (m *requestMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	frac, idleNs := m.handlerIdle.observe(m.start, now, procs, recentWindow)
 	ch <- prometheus.MustNewConstMetric(m.handlerIdlePct, prometheus.GaugeValue, frac)
+	ch <- prometheus.MustNewConstMetric(m.handlerIdlePlain, prometheus.GaugeValue, frac)
 	ch <- prometheus.MustNewConstMetric(m.handlerIdleNs, prometheus.CounterValue, idleNs)
 	frac, _ = m.networkIdle.observe(m.start, now, procs, recentWindow)
 	ch <- prometheus.MustNewConstMetric(m.netIdle, prometheus.GaugeValue, frac)
+	ch <- prometheus.MustNewConstMetric(m.netIdlePlain, prometheus.GaugeValue, frac)
 }

@@ -226,6 +226,8 @@ var everywhere = []struct {
 	{"kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent", nil},
 	{"kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count", nil},
 	{"kafka_network_socketserver_networkprocessoravgidle_percent", nil},
+	{"kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent", nil},
+	{"kafka_network_socketserver_networkprocessoravgidlepercent", nil},
 	{"kafka_controller_kafkacontroller_activecontrollercount", nil},
 	{"kafka_controller_kafkacontroller_offlinepartitionscount", nil},
 	{"kafka_controller_kafkacontroller_preferredreplicaimbalancecount", nil},
@@ -294,7 +296,8 @@ func checkMetricValues(t *testing.T, scraped map[int32]map[string]*dto.MetricFam
 			active++
 			controller = id
 		}
-		for _, name := range []string{"kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent", "kafka_network_socketserver_networkprocessoravgidle_percent"} {
+		for _, name := range []string{"kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent", "kafka_network_socketserver_networkprocessoravgidle_percent",
+			"kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent", "kafka_network_socketserver_networkprocessoravgidlepercent"} {
 			if v := series(fams, name, nil); len(v) != 1 || v[0] < 0 || v[0] > 1 || math.IsNaN(v[0]) {
 				t.Errorf("broker %d: %s = %v, want within [0, 1]", id, name, v)
 			}
