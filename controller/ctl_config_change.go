@@ -48,17 +48,21 @@ func (c *Controller) processConfigChanges() error {
 		if !ok {
 			continue
 		}
-		enabled, err := c.uncleanLeaderElectionEnabled(topic)
-		if err != nil {
+		if err := c.electIfUncleanEnabled(topic); err != nil {
 			return err
-		}
-		if enabled {
-			if err := c.processTopicUncleanLeaderElectionEnable(topic); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
+}
+
+// electIfUncleanEnabled elects the topic's offline partitions when its
+// effective unclean.leader.election.enable, read afresh, is true.
+func (c *Controller) electIfUncleanEnabled(topic string) error {
+	enabled, err := c.uncleanLeaderElectionEnabled(topic)
+	if err != nil || !enabled {
+		return err
+	}
+	return c.processTopicUncleanLeaderElectionEnable(topic)
 }
 
 // watchConfigChanges arms the watch and skips the notifications that exist
@@ -132,14 +136,8 @@ func (c *Controller) processDefaultUncleanLeaderElectionEnable() error {
 		if len(uncleanEnabledPartitions(c.ctx, topic)) == 0 {
 			continue
 		}
-		enabled, err := c.uncleanLeaderElectionEnabled(topic)
-		if err != nil {
+		if err := c.electIfUncleanEnabled(topic); err != nil {
 			return err
-		}
-		if enabled {
-			if err := c.processTopicUncleanLeaderElectionEnable(topic); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -118,8 +118,23 @@ func (b *Broker) incrementalAlterConfigs(rr kmsg.IncrementalAlterConfigsRequestR
 	return resourceTypeError(rr.ResourceType)
 }
 
-// applyConfigOps returns a copy of current with ops applied.
+// applyConfigOps returns a copy of a topic's overrides with ops applied.
 func (b *Broker) applyConfigOps(current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, error) {
+	return applyIncrementalOps(current, ops, func(name string) (isList bool, def string, err error) {
+		d, ok := config.LookupTopicConfig(name)
+		if !ok {
+			return false, "", &configError{config.ValidateTopicConfigs(map[string]string{name: ""})}
+		}
+		def, _ = b.current().TopicDefault(name)
+		return d.Type == kmsg.ConfigTypeList, def, nil
+	})
+}
+
+// applyIncrementalOps is ConfigAdminManager.prepareIncrementalConfigs:
+// SET and DELETE by name; APPEND and SUBTRACT only on LIST configs,
+// starting from the current value, else the default listType gives.
+func applyIncrementalOps(current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig,
+	listType func(name string) (isList bool, def string, err error)) (map[string]string, error) {
 	out := make(map[string]string, len(current)+len(ops))
 	for k, v := range current {
 		out[k] = v
@@ -138,16 +153,16 @@ func (b *Broker) applyConfigOps(current map[string]string, ops []kmsg.Incrementa
 			if op.Op == kmsg.IncrementalAlterConfigOpSubtract {
 				verb = "subtract"
 			}
-			d, ok := config.LookupTopicConfig(op.Name)
-			if !ok {
-				return nil, &configError{config.ValidateTopicConfigs(map[string]string{op.Name: ""})}
+			isList, def, err := listType(op.Name)
+			if err != nil {
+				return nil, err
 			}
-			if d.Type != kmsg.ConfigTypeList {
+			if !isList {
 				return nil, newTopicError(kerr.InvalidConfig, "Config value %s is not allowed for config key: %s", verb, op.Name)
 			}
 			cur, ok := out[op.Name]
 			if !ok {
-				cur, _ = b.current().TopicDefault(op.Name)
+				cur = def
 			}
 			var delta []string
 			if op.Value != nil {

@@ -26,21 +26,33 @@ const aclWriteAttempts = 20
 // loadACLs fills the authorizer's cache before the broker serves,
 // retrying while the store is not reachable yet.
 func (b *Broker) loadACLs(stop context.Context, store aclStore, nodeFailed <-chan struct{}) {
+	b.loadBeforeServing(stop, nodeFailed, "ACLs", func() error {
+		b.aclMu.Lock()
+		defer b.aclMu.Unlock()
+		all, err := store.AllACLs()
+		if err != nil {
+			return err
+		}
+		for p, entries := range all {
+			b.authorizer.SetResourceACLs(p, entries)
+		}
+		b.logger.Info("ACLs loaded", "resources", len(all))
+		return nil
+	})
+}
+
+// loadBeforeServing runs load until it succeeds, backing off while the
+// metadata store is unreachable, or until the broker stops or its node
+// fails: what a broker must know before it serves (ACLs, dynamic
+// configs, quotas) is read this way.
+func (b *Broker) loadBeforeServing(stop context.Context, nodeFailed <-chan struct{}, what string, load func() error) {
 	backoff := 50 * time.Millisecond
 	for {
-		b.aclMu.Lock()
-		all, err := store.AllACLs()
+		err := load()
 		if err == nil {
-			for p, entries := range all {
-				b.authorizer.SetResourceACLs(p, entries)
-			}
-		}
-		b.aclMu.Unlock()
-		if err == nil {
-			b.logger.Info("ACLs loaded", "resources", len(all))
 			return
 		}
-		b.logger.Info("waiting for the metadata store to load ACLs", "err", err)
+		b.logger.Info("waiting for the metadata store to load "+what, "err", err)
 		select {
 		case <-stop.Done():
 			return

@@ -170,18 +170,22 @@ func (b *Broker) brokerConfigEntries(perBroker, synonyms, docs bool, names ...st
 }
 
 // brokerResourceError checks a BROKER resource name: this broker's id, or
-// "" for the cluster-wide default (which, without dynamic configs, holds
-// nothing). Kafka answers INVALID_REQUEST for anything else.
+// "" for the cluster-wide default. Kafka answers INVALID_REQUEST for
+// anything else, in ConfigHelper's words for DescribeConfigs.
 func (b *Broker) brokerResourceError(name string) *topicError {
+	return b.checkBrokerResource(name, "Broker id must be an integer, but it is: %s", "Unexpected broker id, expected %d or empty string, but received %s")
+}
+
+func (b *Broker) checkBrokerResource(name, notNumber, notThis string) *topicError {
 	if name == "" {
 		return nil
 	}
 	id, err := strconv.ParseInt(name, 10, 32)
 	if err != nil {
-		return newTopicError(kerr.InvalidRequest, "Broker id must be an integer, but it is: %s", name)
+		return newTopicError(kerr.InvalidRequest, notNumber, name)
 	}
 	if int32(id) != b.cfg.BrokerID {
-		return newTopicError(kerr.InvalidRequest, "Unexpected broker id, expected %d or empty string, but received %s", b.cfg.BrokerID, name)
+		return newTopicError(kerr.InvalidRequest, notThis, b.cfg.BrokerID, name)
 	}
 	return nil
 }
@@ -202,19 +206,9 @@ func brokerConfigNotStored(name, reason string) *topicError {
 }
 
 // alterBrokerResourceError is ConfigAdminManager's check of an altered
-// BROKER resource's name, made before anything else.
+// BROKER resource's name, made before anything else, in its words.
 func (b *Broker) alterBrokerResourceError(name string) *topicError {
-	if name == "" {
-		return nil
-	}
-	id, err := strconv.ParseInt(name, 10, 32)
-	if err != nil {
-		return newTopicError(kerr.InvalidRequest, "Node id must be an integer, but it is: %s", name)
-	}
-	if int32(id) != b.cfg.BrokerID {
-		return newTopicError(kerr.InvalidRequest, "Unexpected broker id, expected %d, but received %s", b.cfg.BrokerID, name)
-	}
-	return nil
+	return b.checkBrokerResource(name, "Node id must be an integer, but it is: %s", "Unexpected broker id, expected %d, but received %s")
 }
 
 // unknownTopicError is the answer for a config resource naming a topic that

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -91,43 +90,12 @@ func (b *Broker) storedBrokerConfigs(name string) (map[string]string, error) {
 	return b.usableDynamicConfigs(stored, name != ""), nil
 }
 
-// applyBrokerConfigOps is ZkAdminManager.prepareIncrementalConfigs on a
-// broker entity's configs: SET and DELETE by name, APPEND and SUBTRACT on
-// LIST configs starting from the stored value, else Kafka's default.
+// applyBrokerConfigOps applies IncrementalAlterConfigs ops to a broker
+// entity's stored configs; a LIST config without a stored value starts
+// from Kafka's default.
 func applyBrokerConfigOps(current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, error) {
-	out := make(map[string]string, len(current)+len(ops))
-	for k, v := range current {
-		out[k] = v
-	}
-	for _, op := range ops {
-		switch op.Op {
-		case kmsg.IncrementalAlterConfigOpSet:
-			out[op.Name] = *op.Value
-		case kmsg.IncrementalAlterConfigOpDelete:
-			delete(out, op.Name)
-		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			verb := "append"
-			if op.Op == kmsg.IncrementalAlterConfigOpSubtract {
-				verb = "subtract"
-			}
-			typ, def, ok := config.BrokerConfigType(op.Name)
-			if !ok || typ != kmsg.ConfigTypeList {
-				return nil, newTopicError(kerr.InvalidConfig, "Config value %s is not allowed for config key: %s", verb, op.Name)
-			}
-			cur, ok := out[op.Name]
-			if !ok {
-				cur = def
-			}
-			var delta []string
-			if op.Value != nil {
-				delta = splitList(*op.Value)
-			}
-			if op.Op == kmsg.IncrementalAlterConfigOpAppend {
-				out[op.Name] = strings.Join(appendList(splitList(cur), delta), ",")
-			} else {
-				out[op.Name] = strings.Join(subtractList(splitList(cur), delta), ",")
-			}
-		}
-	}
-	return out, nil
+	return applyIncrementalOps(current, ops, func(name string) (bool, string, error) {
+		typ, def, ok := config.BrokerConfigType(name)
+		return ok && typ == kmsg.ConfigTypeList, def, nil
+	})
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/kbroker/kbroker/config"
 	"github.com/kbroker/kbroker/kafkazk"
@@ -45,22 +44,7 @@ func (b *Broker) brokerIDString() string { return strconv.Itoa(int(b.cfg.BrokerI
 // as Kafka's DynamicBrokerConfig.initialize does right after connecting
 // to ZooKeeper, retrying while the store is unreachable.
 func (b *Broker) loadDynamicConfigs(stop context.Context, store brokerConfigStore, nodeFailed <-chan struct{}) {
-	backoff := 50 * time.Millisecond
-	for {
-		err := b.reloadDynamicConfigs(store)
-		if err == nil {
-			return
-		}
-		b.logger.Info("waiting for the metadata store to load dynamic broker configs", "err", err)
-		select {
-		case <-stop.Done():
-			return
-		case <-nodeFailed:
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 2*time.Second)
-	}
+	b.loadBeforeServing(stop, nodeFailed, "dynamic broker configs", func() error { return b.reloadDynamicConfigs(store) })
 }
 
 // runBrokerConfigChanges applies dynamic broker config changes until ctx
