@@ -1,7 +1,6 @@
 package server
 
 import (
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
