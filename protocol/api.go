@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -63,6 +64,10 @@ type Response struct {
 	// CloseAfter closes the connection once this response was written:
 	// Kafka answers a failed SASL exchange, then disconnects.
 	CloseAfter bool
+	// Throttle mutes the connection for this long once the response is
+	// ready: no further request is read from it before then (client
+	// quotas, KIP-219). The response itself leaves at once.
+	Throttle time.Duration
 
 	// raw is a SASL token answered without a response header (the
 	// exchange after a version 0 SaslHandshake).
