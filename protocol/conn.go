@@ -212,6 +212,10 @@ func (c *conn) readLoop() {
 			c.closeOnReadError(err)
 			return
 		}
+		// A Wait's throttle may have come while the read blocked.
+		if !c.awaitUnmuted() {
+			return
+		}
 		var req *Request
 		var resp Response
 		if raw {
@@ -304,7 +308,9 @@ func (c *conn) answer(req *Request, resp Response) error {
 			return err
 		}
 	}
-	if resp.CloseAfter || !c.nextFrameBuffered() {
+	// A throttled response must not wait for the next request's answer:
+	// that request is not read before the throttle ends.
+	if resp.CloseAfter || resp.Throttle > 0 || !c.nextFrameBuffered() {
 		if err := c.flushLocked(); err != nil {
 			return err
 		}

@@ -18,8 +18,9 @@ package server
 // A follower's fetch (replica id >= 0) reads to the log end and updates the
 // leader's view of that follower (replica.Partition.ReadForFollower).
 // Authorization as Kafka's (authorizeFetch).
+// Client quotas as Kafka's (fetch_quota.go); followers are not throttled.
 // Differences from Kafka: rack-aware preferred read replicas are not chosen
-// (always -1); no throttling.
+// (always -1).
 
 import (
 	"context"
@@ -49,6 +50,7 @@ func handleFetch(b *Broker, _ context.Context, req *protocol.Request) protocol.R
 		return protocol.Response{Msg: resp}
 	}
 	b.authorizeFetch(req, plan)
+	b.applyFetchQuotas(req, plan, now)
 	if req.Conn != nil {
 		listener := req.Conn.Listener
 		plan.hints = func(resp *kmsg.FetchResponse) { b.addFetchLeaderHints(resp, listener) }
@@ -59,6 +61,9 @@ func handleFetch(b *Broker, _ context.Context, req *protocol.Request) protocol.R
 	// diverging epoch the follower must truncate to).
 	if r.MaxWaitMillis <= 0 || n >= plan.minBytes || len(plan.parts) == 0 || plan.anyError() || plan.anyDiverging() {
 		return plan.answer()
+	}
+	if plan.quota != nil {
+		plan.quota.waiting()
 	}
 	return plan.wait(b.delayed, time.Duration(r.MaxWaitMillis)*time.Millisecond)
 }
@@ -236,6 +241,11 @@ func (f *fetchPlan) wait(delayed *delayedOps, maxWait time.Duration) protocol.Re
 // answer encodes the last read: a plain message when small, else a frame
 // whose record bytes go straight from the log to the socket.
 func (f *fetchPlan) answer() protocol.Response {
+	if f.quota != nil {
+		if d := f.quota.check(f.responseSize()); d > 0 {
+			return f.throttledAnswer(d)
+		}
+	}
 	resp, holes := f.response()
 	// Hints go only with a partition's error (current_leader.go), so a
 	// fetch without one skips the walk over the response.

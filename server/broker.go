@@ -19,6 +19,7 @@ import (
 	"github.com/kbroker/kbroker/internal/clock"
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/quota"
 	"github.com/kbroker/kbroker/replica"
 	"github.com/kbroker/kbroker/security/acl"
 	"github.com/kbroker/kbroker/server/group"
@@ -52,6 +53,9 @@ type Broker struct {
 	cluster *clusterState
 	// replicas are the partitions this broker hosts.
 	replicas *replica.Manager
+
+	// quotas are the client quotas in force and what clients used.
+	quotas *quota.Set
 
 	groups *group.Coordinator
 	txns   *txn.Coordinator
@@ -180,6 +184,11 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		b.closeStores()
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	b.quotas = newQuotas(cfg)
+	if err := reg.Register(newQuotaMetrics(b)); err != nil {
+		b.closeStores()
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	b.data = newDataPath(b)
 	b.groups = group.New(group.Config{
 		OffsetsTopicNumPartitions:  cfg.OffsetsTopicNumPartitions,
@@ -253,10 +262,14 @@ func (b *Broker) Run(stop context.Context) error {
 			node.WatchACLChanges(ctx, b.reloadACLs)
 		}()
 	}
-	wg.Add(4)
+	wg.Add(5)
 	go func() {
 		defer wg.Done()
 		b.runTopicConfigChanges(ctx, node)
+	}()
+	go func() {
+		defer wg.Done()
+		b.runQuotaConfigChanges(ctx, node)
 	}()
 	nodeFailed := make(chan struct{})
 	go func() {

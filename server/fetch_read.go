@@ -44,6 +44,9 @@ type fetchPlan struct {
 	parts     []*fetchPart
 	session   *fetchSession // nil for sessionless and uncached full fetches
 	full      bool
+	// quota is a consumer's client quota check (fetch_quota.go), nil when
+	// none applies.
+	quota *fetchQuota
 }
 
 // read reads every partition, honouring response and partition limits:
