@@ -262,14 +262,10 @@ func (b *Broker) Run(stop context.Context) error {
 			node.WatchACLChanges(ctx, b.reloadACLs)
 		}()
 	}
-	wg.Add(5)
+	wg.Add(4)
 	go func() {
 		defer wg.Done()
 		b.runTopicConfigChanges(ctx, node)
-	}()
-	go func() {
-		defer wg.Done()
-		b.runQuotaConfigChanges(ctx, node)
 	}()
 	nodeFailed := make(chan struct{})
 	go func() {
@@ -299,6 +295,12 @@ func (b *Broker) Run(stop context.Context) error {
 		// a request must never be judged against a partial set.
 		b.loadACLs(stop, node, nodeFailed)
 	}
+	b.loadQuotas(stop, node, nodeFailed)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		b.runQuotaConfigChanges(ctx, node)
+	}()
 	b.serving.Store(true)
 	for i, ln := range lns {
 		name := b.cfg.Listeners[i].Name

@@ -179,27 +179,37 @@ type quotaWatcher interface {
 
 var _ quotaWatcher = (*zkbroker.Node)(nil)
 
-// runQuotaConfigChanges loads every stored quota, then follows the change
-// notifications until ctx ends (Kafka's DynamicConfigManager: the
-// configs first, then the notifications).
-func (b *Broker) runQuotaConfigChanges(ctx context.Context, w quotaWatcher) {
-	for ctx.Err() == nil {
+// loadQuotas puts every stored quota in force before the broker serves
+// (Kafka's DynamicConfigManager reads the configs at startup), retrying
+// while the metadata store is not reachable yet.
+func (b *Broker) loadQuotas(stop context.Context, w quotaWatcher, nodeFailed <-chan struct{}) {
+	backoff := 50 * time.Millisecond
+	for {
 		entities, err := w.QuotaEntities()
 		if err == nil {
 			for _, e := range entities {
 				b.applyStoredQuotas(e)
 			}
-			break
+			b.logger.Info("client quotas loaded", "entities", len(entities))
+			return
 		}
 		if !errors.Is(err, zkbroker.ErrNotConnected) {
-			b.logger.Warn("cannot load client quotas yet", "err", err)
+			b.logger.Info("waiting for the metadata store to load client quotas", "err", err)
 		}
 		select {
-		case <-ctx.Done():
+		case <-stop.Done():
 			return
-		case <-time.After(time.Second):
+		case <-nodeFailed:
+			return
+		case <-time.After(backoff):
 		}
+		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// runQuotaConfigChanges follows the change notifications until ctx ends;
+// Run starts it once the stored quotas are loaded.
+func (b *Broker) runQuotaConfigChanges(ctx context.Context, w quotaWatcher) {
 	w.WatchQuotaConfigChanges(ctx, b.reloadQuotaEntity)
 }
 
