@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kbroker/kbroker/kafkazk"
 	"github.com/kbroker/kbroker/logstore"
@@ -247,5 +248,111 @@ func TestProduceThrottled(t *testing.T) {
 	}
 	if st := ab.b.quotas.Produce.Stats(time.Now()); len(st) != 1 || st[0].Tags.ClientID != "slow" || !(st[0].ThrottleMs > 0) {
 		t.Errorf("produce sensors %+v", st)
+	}
+}
+
+// A consumer over its fetch quota gets an empty answer carrying the
+// throttle time, without the session its full fetch asked for, and the
+// quota sensors show in Strimzi's names.
+func TestFetchThrottled(t *testing.T) {
+	ab := startAdminBroker(t)
+	s := kmsg.StringPtr
+	alterQuotas(t, ab.cl, false, quotaEntry(ent(s("client-id"), s("reader")), quotaOp{key: "consumer_byte_rate", value: 1024}))
+	ab.createTopic(t, "fetched", 1, nil)
+	produce := func(n int) {
+		t.Helper()
+		bt, err := logstore.EncodeBatch(plainOpts(), []logstore.Record{{Value: make([]byte, n), Timestamp: time.Now().UnixMilli()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := produceRaw(t, ab.cl, "fetched", 0, 1, bt.Raw); p.ErrorCode != 0 {
+			t.Fatalf("produce: %s", errName(p.ErrorCode))
+		}
+	}
+	produce(4 << 10)
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(kmsg.Fetch.Int16(), 12)
+	reader := ab.client(t, kgo.ClientID("reader"), kgo.MaxVersions(vs))
+	defer reader.Close()
+	fetch := func(offset int64) *kmsg.FetchResponse {
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(12)
+		req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 50<<20, 0
+		ft := kmsg.NewFetchRequestTopic()
+		ft.Topic = "fetched"
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.PartitionMaxBytes, fp.FetchOffset = 1<<20, offset
+		ft.Partitions = append(ft.Partitions, fp)
+		req.Topics = append(req.Topics, ft)
+		return request[*kmsg.FetchResponse](t, reader, req)
+	}
+	// 4 KiB over the 10 s window is within 1 KiB/s: data and a session.
+	first := fetch(0)
+	if len(first.Topics) != 1 || len(first.Topics[0].Partitions[0].RecordBatches) < 4<<10 {
+		t.Fatalf("first fetch %+v, want the batch", first.Topics)
+	}
+	if first.ThrottleMillis != 0 || first.SessionID == 0 {
+		t.Errorf("first fetch: throttle %d ms, session %d; want none, with a session", first.ThrottleMillis, first.SessionID)
+	}
+	// 20 KiB is over it: an empty answer, no new session. (max_bytes is
+	// capped at the quota's 10 KiB window, but the first batch read goes
+	// whole, KIP-74.)
+	produce(16 << 10)
+	second := fetch(1)
+	if second.ThrottleMillis <= 0 || len(second.Topics) != 0 || second.SessionID != 0 {
+		t.Errorf("second fetch: throttle %d ms, %d topics, session %d; want throttled, empty, no session",
+			second.ThrottleMillis, len(second.Topics), second.SessionID)
+	}
+	if n := ab.b.data.sessions.len(); n != 1 {
+		t.Errorf("%d fetch sessions cached, want the first fetch's only", n)
+	}
+	families, err := ab.b.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["resource"] == "Fetch" && labels["clientId"] == "reader" && labels["user"] == "" {
+				found[f.GetName()] = m.GetGauge().GetValue() > 0
+			}
+		}
+	}
+	for _, name := range []string{"kafka_server_quota_byte_rate", "kafka_server_quota_throttle_time"} {
+		if !found[name] {
+			t.Errorf("no positive %s{resource=Fetch,clientId=reader}: %v", name, found)
+		}
+	}
+}
+
+// A client over its request_percentage gets throttled, at most one
+// window (1 s) at a time: the time of any request (here Metadata) counts.
+func TestRequestPercentageThrottled(t *testing.T) {
+	ab := startAdminBroker(t)
+	s := kmsg.StringPtr
+	alterQuotas(t, ab.cl, false, quotaEntry(ent(s("client-id"), s("busy")), quotaOp{key: "request_percentage", value: 1e-9}))
+	busy := ab.client(t, kgo.ClientID("busy"))
+	defer busy.Close()
+	var throttle int32
+	for i := 0; i < 5 && throttle == 0; i++ {
+		throttle = request[*kmsg.MetadataResponse](t, busy, kmsg.NewPtrMetadataRequest()).ThrottleMillis
+	}
+	if throttle <= 0 || throttle > 1000 {
+		t.Errorf("metadata throttle %d ms, want within (0, 1000]", throttle)
+	}
+	if st := ab.b.quotas.Request.Stats(time.Now()); len(st) != 1 || st[0].Tags.ClientID != "busy" || !(st[0].Rate > 0) {
+		t.Errorf("request sensors %+v", st)
+	}
+}
+
+func TestJavaDouble(t *testing.T) {
+	for v, want := range map[float64]string{50: "50.0", 12.5: "12.5", 1e7: "1.0E7", 0.0001: "1.0E-4", 123456.75: "123456.75", 2.5e9: "2.5E9"} {
+		if got := javaDouble(v); got != want {
+			t.Errorf("javaDouble(%v) = %q, want %q", v, got, want)
+		}
 	}
 }

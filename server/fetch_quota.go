@@ -34,7 +34,7 @@ type fetchQuota struct {
 // arms the check made when the fetch is answered. Nothing happens while
 // no fetch or request quota was ever set.
 func (b *Broker) applyFetchQuotas(req *protocol.Request, plan *fetchPlan, started time.Time) {
-	if plan.replicaID >= 0 || quotaExempt(req) || (!b.quotas.Fetch.Enabled() && !b.quotas.Request.Enabled()) {
+	if (!b.quotas.Fetch.Enabled() && !b.quotas.Request.Enabled()) || plan.replicaID >= 0 || quotaExempt(req) {
 		return
 	}
 	user, client := quotaClient(req)

@@ -38,12 +38,15 @@ func newQuotas(cfg *config.Config) *quota.Set {
 	return quota.NewSet(qc)
 }
 
-// clusterActionAPIs are the requests brokers and controllers send each
+// clusterAction reports the requests brokers and controllers send each
 // other (ApiKeys with clusterAction): exempt from the request quota.
-var clusterActionAPIs = map[int16]bool{
-	kmsg.LeaderAndISR.Int16(): true, kmsg.StopReplica.Int16(): true, kmsg.UpdateMetadata.Int16(): true,
-	kmsg.ControlledShutdown.Int16(): true, kmsg.WriteTxnMarkers.Int16(): true, kmsg.AlterPartition.Int16(): true,
-	kmsg.AllocateProducerIDs.Int16(): true,
+func clusterAction(key int16) bool {
+	switch kmsg.Key(key) {
+	case kmsg.LeaderAndISR, kmsg.StopReplica, kmsg.UpdateMetadata, kmsg.ControlledShutdown,
+		kmsg.WriteTxnMarkers, kmsg.AlterPartition, kmsg.AllocateProducerIDs:
+		return true
+	}
+	return false
 }
 
 // quotaClient is who a request counts against: the sanitized user of the
@@ -70,15 +73,16 @@ func requestPercentage(d time.Duration) float64 { return float64(d.Nanoseconds()
 // quotaExempt is a request no client quota applies to: the broker's own,
 // and cluster actions.
 func quotaExempt(req *protocol.Request) bool {
-	return req.Conn == nil || req.Conn.Internal || clusterActionAPIs[req.Key]
+	return req.Conn == nil || req.Conn.Internal || clusterAction(req.Key)
 }
 
 // handleWithQuotas runs the handler and applies the produce and request
 // quotas to what it did.
 func (b *Broker) handleWithQuotas(a api, ctx context.Context, req *protocol.Request) protocol.Response {
+	// With no quota ever set this costs two atomic loads per request.
 	produce := req.Key == kmsg.Produce.Int16()
-	if req.Key == kmsg.Fetch.Int16() || quotaExempt(req) ||
-		(!b.quotas.Request.Enabled() && !(produce && b.quotas.Produce.Enabled())) {
+	if (!b.quotas.Request.Enabled() && !(produce && b.quotas.Produce.Enabled())) ||
+		req.Key == kmsg.Fetch.Int16() || quotaExempt(req) {
 		return a.handle(b, ctx, req)
 	}
 	start := time.Now()
