@@ -101,6 +101,8 @@ var brokerDefs = []brokerDef{
 	// unlimited.
 	{"queued.max.request.bytes", "", tLong, true, check(tLong, nil)},
 	{"queued.max.requests", "500", tInt, false, i32(func(c *Config) *int32 { return &c.QueuedMaxRequests }, atLeast(1))},
+	{"quota.window.num", "11", tInt, false, i32(func(c *Config) *int32 { return &c.QuotaWindowNum }, atLeast(1))},
+	{"quota.window.size.seconds", "1", tInt, false, i32(func(c *Config) *int32 { return &c.QuotaWindowSizeSeconds }, atLeast(1))},
 	{"max.connections", maxInt, tInt, false, i32(func(c *Config) *int32 { return &c.MaxConnections }, atLeast(0))},
 	{"max.connections.per.ip", maxInt, tInt, false, i32(func(c *Config) *int32 { return &c.MaxConnectionsPerIP }, atLeast(0))},
 	{"max.connections.per.ip.overrides", "", tString, false, check(tString, nil)},

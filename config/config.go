@@ -71,8 +71,12 @@ type Config struct {
 	ConnectionsMaxIdle                    time.Duration
 	// QueuedMaxRequestBytes bounds the bytes of requests being read or
 	// awaiting their response; 0 means unlimited (Kafka's -1).
-	QueuedMaxRequestBytes        int64
-	QueuedMaxRequests            int32
+	QueuedMaxRequestBytes int64
+	QueuedMaxRequests     int32
+	// QuotaWindowNum samples of QuotaWindowSizeSeconds each measure
+	// client quotas (Kafka's ClientQuotaManagerConfig).
+	QuotaWindowNum               int32
+	QuotaWindowSizeSeconds       int32
 	MaxConnections               int32
 	MaxConnectionsPerIP          int32
 	MaxConnectionsPerIPOverrides map[string]int32

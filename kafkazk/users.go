@@ -110,9 +110,5 @@ func alterUserConfigOnce(zk zkstore.Client, user string, change func(map[string]
 	if err != nil {
 		return err
 	}
-	if err := CreateRecursive(zk, ConfigChangesPath); err != nil {
-		return err
-	}
-	_, err = zk.Create(ConfigChangesPath+"/"+ConfigChangePrefix, EncodeConfigChange(ConfigTypeUser+"/"+Sanitize(user)), zkstore.ModePersistentSequential)
-	return err
+	return announceConfigChange(zk, ConfigTypeUser+"/"+Sanitize(user))
 }

@@ -179,8 +179,14 @@ func encodeConfigZNode(config map[string]string) []byte {
 	return mustMarshal(jsonObject{{"version", 1}, {"config", sortedStrings(config)}})
 }
 
-// DecodeConfigZNode reads an entity's config overrides.
+// DecodeConfigZNode reads an entity's config overrides. An empty znode
+// has none: Kafka creates the parents of a nested entity
+// (/config/users/<u> of /config/users/<u>/clients/<c>) without data and
+// reads them as empty (KafkaZkClient.getEntityConfigs).
 func DecodeConfigZNode(b []byte) (map[string]string, error) {
+	if len(b) == 0 {
+		return map[string]string{}, nil
+	}
 	f, err := parseFields("config znode", b)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -71,6 +72,10 @@ type Response struct {
 	// its message need not set it here too; a Frame response has no Msg
 	// and must set it.
 	ThrottleMs int32
+	// Throttle mutes the connection for this long once the response is
+	// ready: no further request is read from it before then (client
+	// quotas, KIP-219). The response itself leaves at once.
+	Throttle time.Duration
 
 	// raw is a SASL token answered without a response header (the
 	// exchange after a version 0 SaslHandshake).

@@ -77,6 +77,49 @@ type conn struct {
 	remaining   atomic.Int64
 	waitingPool atomic.Bool
 	writeSince  atomic.Int64
+
+	// mutedUntil is the UnixNano before which the read loop takes no
+	// next request: a client over its quota (Response.Throttle).
+	mutedUntil atomic.Int64
+}
+
+// muteFor keeps the read loop from taking the next request for d from
+// now, unless it is muted for longer already.
+func (c *conn) muteFor(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	until := time.Now().Add(d).UnixNano()
+	for {
+		old := c.mutedUntil.Load()
+		if until <= old || c.mutedUntil.CompareAndSwap(old, until) {
+			return
+		}
+	}
+}
+
+// awaitUnmuted waits out a quota throttle before the next request is
+// read, as Kafka keeps a throttled channel muted. False when the
+// connection ended meanwhile.
+func (c *conn) awaitUnmuted() bool {
+	until := c.mutedUntil.Load()
+	if until == 0 {
+		return true
+	}
+	d := time.Until(time.Unix(0, until))
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		// The throttle is not the client's idleness.
+		c.touch()
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
 }
 
 func newConn(s *Server, parent context.Context, nc net.Conn, info *ConnInfo, lc *ListenerConfig) *conn {
@@ -156,6 +199,9 @@ func (c *conn) readLoop() {
 		case <-c.ctx.Done():
 			return
 		}
+		if !c.awaitUnmuted() {
+			return
+		}
 		raw := c.rawTokenStage()
 		frame, pf, held, err := c.readFrame(raw)
 		received := nanotime()
@@ -165,6 +211,10 @@ func (c *conn) readLoop() {
 		}
 		if err != nil {
 			c.closeOnReadError(err)
+			return
+		}
+		// A Wait's throttle may have come while the read blocked.
+		if !c.awaitUnmuted() {
 			return
 		}
 		var req *Request
@@ -192,6 +242,7 @@ func (c *conn) readLoop() {
 				c.cancel()
 				return
 			}
+			c.muteFor(resp.Throttle)
 		}
 		if resp.Wait == nil && !resp.Close && c.queued.Load() == 0 {
 			if err := c.answer(req, resp); err != nil {
@@ -265,7 +316,9 @@ func (c *conn) answer(req *Request, resp Response) error {
 			return err
 		}
 	}
-	if resp.CloseAfter || !c.nextFrameBuffered() {
+	// A throttled response must not wait for the next request's answer:
+	// that request is not read before the throttle ends.
+	if resp.CloseAfter || resp.Throttle > 0 || !c.nextFrameBuffered() {
 		if err := c.flushLocked(); err != nil {
 			return err
 		}
@@ -373,6 +426,7 @@ func (c *conn) runWait(e *inflight) {
 		resp = resp.Wait(c.ctx)
 	}
 	e.req.times.ready = nanotime()
+	c.muteFor(resp.Throttle)
 	e.result <- resp
 }
 

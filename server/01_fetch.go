@@ -26,6 +26,7 @@ package server
 // Authorization as Kafka's (authorizeFetch).
 // Replication quotas (KIP-73) hold back throttled partitions of followers
 // out of the ISR (fetch_throttle.go).
+// Client quotas as Kafka's (fetch_quota.go); followers are not throttled.
 
 import (
 	"context"
@@ -55,6 +56,7 @@ func handleFetch(b *Broker, _ context.Context, req *protocol.Request) protocol.R
 		return protocol.Response{Msg: resp}
 	}
 	b.authorizeFetch(req, plan)
+	b.applyFetchQuotas(req, plan, now)
 	if plan.replicaID >= 0 {
 		plan.leaderQuota = b.leaderQuota
 	}
@@ -73,6 +75,9 @@ func handleFetch(b *Broker, _ context.Context, req *protocol.Request) protocol.R
 	// replica the consumer is to move to).
 	if r.MaxWaitMillis <= 0 || n >= plan.minBytes || len(plan.parts) == 0 || plan.anyError() || plan.anyDiverging() || plan.anyPreferred() {
 		return plan.answer()
+	}
+	if plan.quota != nil {
+		plan.quota.waiting()
 	}
 	return plan.wait(b.delayed, time.Duration(r.MaxWaitMillis)*time.Millisecond)
 }
@@ -264,6 +269,11 @@ func (f *fetchPlan) wait(delayed *delayedOps, maxWait time.Duration) protocol.Re
 // answer encodes the last read: a plain message when small, else a frame
 // whose record bytes go straight from the log to the socket.
 func (f *fetchPlan) answer() protocol.Response {
+	if f.quota != nil {
+		if d := f.quota.check(f.responseSize()); d > 0 {
+			return f.throttledAnswer(d)
+		}
+	}
 	f.recordThrottledBytes()
 	f.countBytesOut()
 	resp, holes := f.response()

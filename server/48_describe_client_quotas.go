@@ -7,9 +7,9 @@ package server
 // matches them: each component names an entity type and an exact name, the
 // default entity, or any specified (non-default) name; strict leaves out
 // entities with other types as well. kafka-configs --describe for users
-// needs it. kbroker stores quotas it reads here but does not enforce them
-// (server/GAPS.md); AlterClientQuotas is not served. Needs DESCRIBE_CONFIGS
-// on the cluster.
+// needs it. AlterClientQuotas (49_alter_client_quotas.go) writes them;
+// docs/quotas.md tells how they are enforced. Needs DESCRIBE_CONFIGS on the
+// cluster.
 
 import (
 	"context"

@@ -52,7 +52,9 @@ func (b *Broker) loadBeforeServing(stop context.Context, nodeFailed <-chan struc
 		if err == nil {
 			return
 		}
-		b.logger.Info("waiting for the metadata store to load "+what, "err", err)
+		if !errors.Is(err, zkbroker.ErrNotConnected) {
+			b.logger.Info("waiting for the metadata store to load "+what, "err", err)
+		}
 		select {
 		case <-stop.Done():
 			return

@@ -68,7 +68,7 @@ func (b *Broker) Handle(ctx context.Context, req *protocol.Request) protocol.Res
 		b.logger.Warn("request for an API that is not served", slog.Int("key", int(req.Key)))
 		return protocol.Response{Close: true}
 	}
-	return a.handle(b, ctx, req)
+	return b.handleWithQuotas(a, ctx, req)
 }
 
 // ConnClosed implements protocol.Handler.

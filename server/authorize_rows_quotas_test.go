@@ -43,5 +43,34 @@ func quotaCases(_ *authzFixture) []authzCase {
 				t.Errorf("entries %+v", r.Entries)
 			}
 		},
+	}, {
+		name: "AlterClientQuotas", key: 49, version: 1,
+		acls: []aclSpec{clusterACL(opAlterConfigs)}, codes: []int16{clusterDenied},
+		notEnough: []authzShortfall{{[]aclSpec{clusterACL(opDescribeConfigs)}, clusterDenied}},
+		build: func(t *testing.T, e *authzEnv, ph *authzPhase) kmsg.Request {
+			req := kmsg.NewPtrAlterClientQuotasRequest()
+			entry := kmsg.NewAlterClientQuotasRequestEntry()
+			ent := kmsg.NewAlterClientQuotasRequestEntryEntity()
+			ent.Type, ent.Name = "client-id", kmsg.StringPtr("authz-client")
+			op := kmsg.NewAlterClientQuotasRequestEntryOp()
+			op.Key, op.Value = "producer_byte_rate", 4096
+			entry.Entity, entry.Ops = []kmsg.AlterClientQuotasRequestEntryEntity{ent}, []kmsg.AlterClientQuotasRequestEntryOp{op}
+			req.Entries = []kmsg.AlterClientQuotasRequestEntry{entry}
+			return req
+		},
+		check: func(t *testing.T, e *authzEnv, ph *authzPhase, resp kmsg.Response) {
+			r := resp.(*kmsg.AlterClientQuotasResponse)
+			if len(r.Entries) != 1 {
+				t.Fatalf("entries %+v", r.Entries)
+			}
+			wantCode(t, "AlterClientQuotas", r.Entries[0].ErrorCode, ph.code)
+			if ph.denied {
+				return
+			}
+			configs, err := e.b.security.EntityConfig("clients", "authz-client")
+			if err != nil || configs["producer_byte_rate"] != "4096" {
+				t.Errorf("stored configs %v (%v), want producer_byte_rate=4096", configs, err)
+			}
+		},
 	}}
 }

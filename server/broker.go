@@ -19,6 +19,7 @@ import (
 	"github.com/kbroker/kbroker/internal/clock"
 	"github.com/kbroker/kbroker/logstore"
 	"github.com/kbroker/kbroker/protocol"
+	"github.com/kbroker/kbroker/quota"
 	"github.com/kbroker/kbroker/replica"
 	"github.com/kbroker/kbroker/replica/fetcher"
 	"github.com/kbroker/kbroker/replica/throttle"
@@ -73,6 +74,9 @@ type Broker struct {
 	// asks what is followed (replica_audit.go) and num.replica.fetchers
 	// changes resize.
 	fetchers *fetcher.Manager
+
+	// quotas are the client quotas in force and what clients used.
+	quotas *quota.Set
 
 	groups *group.Coordinator
 	txns   *txn.Coordinator
@@ -216,6 +220,11 @@ func New(cfg *config.Config, reg *prometheus.Registry, logger *slog.Logger) (*Br
 		b.closeStores()
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	b.quotas = newQuotas(cfg)
+	if err := reg.Register(newQuotaMetrics(b)); err != nil {
+		b.closeStores()
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	b.data = newDataPath(b)
 	b.groups = group.New(group.Config{
 		OffsetsTopicNumPartitions:  cfg.OffsetsTopicNumPartitions,
@@ -328,6 +337,12 @@ func (b *Broker) Run(stop context.Context) error {
 		// a request must never be judged against a partial set.
 		b.loadACLs(stop, node, nodeFailed)
 	}
+	b.loadQuotas(stop, node, nodeFailed)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		b.runQuotaConfigChanges(ctx, node)
+	}()
 	b.serving.Store(true)
 	for i, ln := range lns {
 		name := b.cfg.Listeners[i].Name

@@ -68,6 +68,9 @@ type fetchPlan struct {
 	leaderQuota *throttle.Quota
 	// stats counts the fetch in BrokerTopicMetrics (nil: not counted).
 	stats *brokerTopicStats
+	// quota is a consumer's client quota check (fetch_quota.go), nil when
+	// none applies.
+	quota *fetchQuota
 }
 
 // read reads every partition, honouring response and partition limits:

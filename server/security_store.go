@@ -17,6 +17,10 @@ type securityStore interface {
 	AlterUserConfig(user string, change func(map[string]string) error) error
 	// QuotaEntities lists the stored client quotas.
 	QuotaEntities() ([]kafkazk.QuotaEntity, error)
+	// EntityConfig and AlterEntityConfig read and change a quota entity's
+	// znode, /config/<root>/<sanitized name>, keeping its other keys.
+	EntityConfig(root, name string) (map[string]string, error)
+	AlterEntityConfig(root, name string, change func(map[string]string) error) error
 }
 
 var _ securityStore = (*zkbroker.Node)(nil)

@@ -105,3 +105,23 @@ func (n *Node) handleNotifications(dir, prefix string, last *int64, fn func(name
 	}
 	return ch, nil
 }
+
+// WatchQuotaConfigChanges is the broker side of Kafka's ClientIdConfigHandler,
+// UserConfigHandler and IpConfigHandler: it calls fn with the root type
+// ("clients", "users" or "ips") and the sanitized name ("<c>", "<u>",
+// "<u>/clients/<c>", "<ip>", <default> for a default) of each quota entity
+// a config change notification names, so that the broker re-reads that
+// entity's znode. Other entity types are skipped. Like
+// WatchTopicConfigChanges it starts with the notifications already present
+// and blocks until ctx ends.
+func (n *Node) WatchQuotaConfigChanges(ctx context.Context, fn func(root, name string)) {
+	n.watchNotifications(ctx, kafkazk.ConfigChangesPath, kafkazk.ConfigChangePrefix, func(name string, data []byte) {
+		entity, err := kafkazk.DecodeConfigChange(data)
+		if err != nil {
+			return // WatchTopicConfigChanges logs it
+		}
+		if root, name, ok := kafkazk.QuotaEntityOf(entity); ok {
+			fn(root, name)
+		}
+	})
+}

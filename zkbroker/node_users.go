@@ -48,3 +48,26 @@ func (n *Node) QuotaEntities() ([]kafkazk.QuotaEntity, error) {
 	}
 	return kafkazk.QuotaEntities(zk)
 }
+
+// EntityConfig reads a config entity's znode below /config (see
+// kafkazk.EntityConfig).
+func (n *Node) EntityConfig(root, name string) (map[string]string, error) {
+	zk, err := n.client()
+	if err != nil {
+		return nil, err
+	}
+	c, _, err := kafkazk.EntityConfig(zk, root, name)
+	return c, err
+}
+
+// AlterEntityConfig changes a user, client id, user/client-id or IP
+// entity's config in place and announces it (see
+// kafkazk.AlterEntityConfig). Any broker may do it, as any Kafka broker's
+// AdminZkClient may.
+func (n *Node) AlterEntityConfig(root, name string, change func(map[string]string) error) error {
+	zk, err := n.client()
+	if err != nil {
+		return err
+	}
+	return kafkazk.AlterEntityConfig(zk, root, name, change)
+}
