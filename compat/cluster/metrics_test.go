@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/teststorage"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kbroker/kbroker/compat/harness"
@@ -45,6 +46,10 @@ func TestMetricsAndDashboard(t *testing.T) {
 	createTopic(t, c, topic, 3, 3, minISR2)
 	waitFullISR(t, conn, topic, 3, 3)
 
+	// A default client quota far above the load, so that the quota
+	// sensors measure the producer and the consumer without throttling
+	// them: their series are on the dashboard too.
+	setDefaultClientQuotas(t, c.Addrs(), 1e9)
 	produced := produceRecords(t, c.Addrs(), topic, records)
 	consumeRecords(t, c.Addrs(), topic, produced)
 
@@ -74,6 +79,27 @@ func TestMetricsAndDashboard(t *testing.T) {
 	t.Run("names", func(t *testing.T) { checkMetricNames(t, last) })
 	t.Run("values", func(t *testing.T) { checkMetricValues(t, last, topic, produced) })
 	t.Run("dashboard", func(t *testing.T) { checkDashboard(t, db, lastAt) })
+}
+
+// setDefaultClientQuotas sets producer_byte_rate and consumer_byte_rate
+// for the default client id and waits until every broker had time to
+// read the change notification.
+func setDefaultClientQuotas(t *testing.T, seeds []string, rate float64) {
+	t.Helper()
+	adm := kadm.NewClient(newClient(t, seeds))
+	res, err := adm.AlterClientQuotas(testCtx(t, 30*time.Second), []kadm.AlterClientQuotaEntry{{
+		Entity: kadm.ClientQuotaEntity{{Type: "client-id"}},
+		Ops:    []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: rate}, {Key: "consumer_byte_rate", Value: rate}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatalf("alter client quotas: %v (%s)", r.Err, r.ErrMessage)
+		}
+	}
+	time.Sleep(time.Second)
 }
 
 func produceRecords(t *testing.T, seeds []string, topic string, n int) int {
@@ -280,6 +306,21 @@ func checkMetricNames(t *testing.T, scraped map[int32]map[string]*dto.MetricFami
 		}
 		if all("kafka_network_requestmetrics_totaltimems_count", map[string]string{"request": req}) <= 0 {
 			t.Errorf("no %s total time counted", req)
+		}
+	}
+	// The leaders that served the producer and the consumer measured them
+	// against the default client quota.
+	count := func(name string, labels map[string]string) (n int) {
+		for _, fams := range scraped {
+			n += len(series(fams, name, labels))
+		}
+		return n
+	}
+	for _, resource := range []string{"Produce", "Fetch"} {
+		for _, name := range []string{"kafka_server_quota_byte_rate", "kafka_server_quota_throttle_time"} {
+			if count(name, map[string]string{"resource": resource}) == 0 {
+				t.Errorf("no %s{resource=%q} on any broker", name, resource)
+			}
 		}
 	}
 }
