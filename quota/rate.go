@@ -1,5 +1,7 @@
 package quota
 
+import "time"
+
 // sample is one window of a SampledStat (SampledStat.Sample).
 type sample struct {
 	value     float64
@@ -119,4 +121,28 @@ func (r *rate) windowSize(c Config, now int64) int64 {
 		elapsed += (minFull - full) * c.windowMs()
 	}
 	return max(elapsed, 1)
+}
+
+// SimpleRate is Kafka's SimpleRate over the same WindowedSum, as
+// ReplicationQuotaManager measures replication: the rate over the time
+// since the oldest retained window began, at least one window (so a first
+// burst is measured over a whole window, not the milliseconds since it
+// began). Not safe for concurrent use.
+type SimpleRate struct {
+	cfg Config
+	st  sampled
+}
+
+// NewSimpleRate measures over cfg.Samples windows of cfg.Window.
+func NewSimpleRate(cfg Config) *SimpleRate { return &SimpleRate{cfg: cfg} }
+
+// Record adds v at now.
+func (r *SimpleRate) Record(v float64, now time.Time) { r.st.record(r.cfg, v, now.UnixMilli()) }
+
+// Measure is the rate per second at now.
+func (r *SimpleRate) Measure(now time.Time) float64 {
+	ms := now.UnixMilli()
+	total := r.st.sum(r.cfg, ms)
+	elapsed := max(ms-r.st.oldest(ms).startMs, r.cfg.windowMs())
+	return total / (float64(elapsed) / 1000)
 }
