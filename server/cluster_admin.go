@@ -155,14 +155,7 @@ func (b *Broker) useTopicConfigs(name string, configs map[string]string) {
 	if t == nil {
 		return
 	}
-	lc := b.current().TopicLogConfig(configs)
-	minIsr := b.partitionOptions(configs).MinInsyncReplicas
-	for _, p := range t.Partitions {
-		if p != nil {
-			p.Log().SetConfig(lc)
-			p.SetMinInsyncReplicas(minIsr)
-		}
-	}
+	b.applyTopicLogConfigs(t, configs)
 	b.mu.Lock()
 	if cur := b.topic(name); cur == t {
 		updated := *t
@@ -181,4 +174,17 @@ func (b *Broker) brokerRegistered(id int32) bool {
 		}
 	}
 	return false
+}
+
+// applyTopicLogConfigs puts a topic's overrides over the broker defaults
+// in force on this broker's logs and partitions of it.
+func (b *Broker) applyTopicLogConfigs(t *Topic, configs map[string]string) {
+	lc := b.current().TopicLogConfig(configs)
+	minIsr := b.partitionOptions(configs).MinInsyncReplicas
+	for _, p := range t.Partitions {
+		if p != nil {
+			p.Log().SetConfig(lc)
+			p.SetMinInsyncReplicas(minIsr)
+		}
+	}
 }

@@ -164,9 +164,10 @@ func (b *Broker) reconfigure(old, next *config.Config, changed []string) {
 	if logs {
 		// DynamicLogConfig.updateLogsConfig: every log takes the new
 		// broker defaults under its own overrides.
+		// The overrides did not change, so the topic table stays as it is.
 		b.cluster.mu.Lock()
-		for name, t := range b.topicsSnap.Load().byName {
-			b.useTopicConfigs(name, t.Configs)
+		for _, t := range b.topicsSnap.Load().byName {
+			b.applyTopicLogConfigs(t, t.Configs)
 		}
 		b.cluster.mu.Unlock()
 	}

@@ -90,30 +90,12 @@ func (q *Quota) Throttled(topic string, partition int32) bool {
 // skip the per-partition check when none is.
 func (q *Quota) Throttles() bool { return len(*q.throttled.Load()) > 0 }
 
-// SetThrottledReplicas applies a topic's leader.replication.throttled.replicas
-// or follower.replication.throttled.replicas value for broker (Kafka's
-// QuotaConfigHandler.parseThrottledPartitions): "*" throttles every
-// partition; otherwise the "partition:broker" entries naming broker. An
-// empty value removes the topic's throttle.
-func (q *Quota) SetThrottledReplicas(topic, value string, broker int32) {
-	tp := ParseThrottledReplicas(value, broker)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	cur := *q.throttled.Load()
-	next := make(map[string]throttledPartitions, len(cur)+1)
-	for k, v := range cur {
-		next[k] = v
-	}
-	if tp.all || len(tp.partitions) > 0 {
-		next[topic] = tp
-	} else {
-		delete(next, topic)
-	}
-	q.throttled.Store(&next)
-}
-
 // ReplaceThrottledReplicas sets every topic's throttle at once from its
-// throttled-replicas value; topics left out have none.
+// leader.replication.throttled.replicas or
+// follower.replication.throttled.replicas value for broker (Kafka's
+// QuotaConfigHandler.parseThrottledPartitions): "*" throttles every
+// partition, otherwise the "partition:broker" entries naming broker.
+// Topics left out have none.
 func (q *Quota) ReplaceThrottledReplicas(values map[string]string, broker int32) {
 	next := make(map[string]throttledPartitions, len(values))
 	for topic, v := range values {
@@ -125,9 +107,6 @@ func (q *Quota) ReplaceThrottledReplicas(values map[string]string, broker int32)
 	q.throttled.Store(&next)
 	q.mu.Unlock()
 }
-
-// RemoveTopic drops a deleted topic's throttle.
-func (q *Quota) RemoveTopic(topic string) { q.SetThrottledReplicas(topic, "", 0) }
 
 // ParseThrottledReplicas reads a throttled-replicas list for broker.
 func ParseThrottledReplicas(value string, broker int32) throttledPartitions {

@@ -1,6 +1,8 @@
 package throttle
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -70,9 +72,9 @@ func TestQuotaExceeded(t *testing.T) {
 // one broker.
 func TestThrottledReplicas(t *testing.T) {
 	q := New()
-	q.SetThrottledReplicas("a", "0:1,1:2,2:1", 1)
-	q.SetThrottledReplicas("b", "*", 1)
-	q.SetThrottledReplicas("c", "0:2", 1)
+	setThrottled(q, "a", "0:1,1:2,2:1", 1)
+	setThrottled(q, "b", "*", 1)
+	setThrottled(q, "c", "0:2", 1)
 	for _, c := range []struct {
 		topic string
 		p     int32
@@ -85,7 +87,7 @@ func TestThrottledReplicas(t *testing.T) {
 	if !q.Throttles() {
 		t.Fatal("Throttles false with throttled partitions")
 	}
-	q.SetThrottledReplicas("a", "", 1)
+	setThrottled(q, "a", "", 1)
 	if q.Throttled("a", 0) {
 		t.Fatal("an empty list still throttles")
 	}
@@ -97,4 +99,26 @@ func TestThrottledReplicas(t *testing.T) {
 	if q.Throttles() {
 		t.Fatal("throttles after replacing with none")
 	}
+}
+
+// setThrottled changes one topic's throttled-replicas value, keeping the
+// others'.
+func setThrottled(q *Quota, topic, value string, broker int32) {
+	values := map[string]string{}
+	for t, tp := range *q.throttled.Load() {
+		values[t] = encodeThrottled(tp, broker)
+	}
+	values[topic] = value
+	q.ReplaceThrottledReplicas(values, broker)
+}
+
+func encodeThrottled(tp throttledPartitions, broker int32) string {
+	if tp.all {
+		return "*"
+	}
+	var out []string
+	for p := range tp.partitions {
+		out = append(out, fmt.Sprintf("%d:%d", p, broker))
+	}
+	return strings.Join(out, ",")
 }
